@@ -1,0 +1,52 @@
+"""The failure classes a run reports (DESIGN.md), and the violation every property raises."""
+from __future__ import annotations
+
+WRONG_RESULT = "wrong result"
+CRASH = "crash"
+HANG = "hang"
+REJECTS_VALID = "rejects a valid descriptor"
+ACCEPTS_INVALID = "accepts an invalid one"
+NONDETERMINISTIC = "nondeterministic"
+UNSUPPORTED = "unsupported"  # a target's declared gap: shown, never a failure
+
+FAILURE_CLASSES = (WRONG_RESULT, CRASH, HANG, REJECTS_VALID, ACCEPTS_INVALID, NONDETERMINISTIC)
+
+
+class Violation(AssertionError):
+    """A broken guarantee: which rules, what broke, where, expected against actual.
+
+    Subclasses AssertionError so a property called inside a plain pytest test or a
+    Hypothesis @given fails the test like any assertion.
+    """
+
+    def __init__(self, rules, message, *, failure_class=WRONG_RESULT, where=None,
+                 expected=None, actual=None):
+        self.rules = tuple([rules] if isinstance(rules, str) else rules)
+        self.message = message
+        self.failure_class = failure_class
+        self.where = where  # e.g. {"sequence": (0, 2), "position": 1}
+        self.expected = expected
+        self.actual = actual
+        super().__init__(f"[{', '.join(self.rules)}] {message}")
+
+    def to_dict(self) -> dict:
+        return {
+            "rules": list(self.rules),
+            "message": self.message,
+            "failure_class": self.failure_class,
+            "where": self.where,
+            "expected": _plain(self.expected),
+            "actual": _plain(self.actual),
+        }
+
+
+def _plain(value):
+    """JSON-friendly form of numbers and small arrays."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    tolist = getattr(value, "tolist", None)
+    if tolist is not None:
+        return tolist()
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return repr(value)

@@ -1,0 +1,1 @@
+"""pytest plugin (entry point pytest11): --topk-target, --topk-spec and Hypothesis profiles."""

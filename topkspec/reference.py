@@ -1,0 +1,63 @@
+"""The executable semantics of TopK: `reference_topk`, in numpy, vectorised.
+
+Semantics (the spec's rules out.values.select, out.order, out.ties.index_order,
+out.ties.signed_zero):
+- each sequence along `axis` is ordered by value, descending when `largest` else ascending;
+- equal values (IEEE equality, so -0.0 ties with +0.0) keep ascending index order;
+- the first `k` of that order are returned, values copied bit for bit from the input.
+
+NaN policy (the spec leaves NaN unspecified, rule out.nan.unspecified): NaN counts as
+greater than every number, so it comes first when `largest` and last otherwise; NaNs tie
+with one another. This matches numpy's sort order and torch.topk; properties never hold
+a target to it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from topkspec import dtypes
+
+
+def _sort_key(x: np.ndarray, largest: bool) -> np.ndarray:
+    """A key whose ascending stable sort gives the wanted order, without overflow."""
+    kind = x.dtype.kind
+    if kind == "u":
+        return ~x if largest else x  # bitwise not reverses unsigned order exactly
+    if kind == "i":
+        return ~x if largest else x  # ~x == -x - 1: reverses signed order, never overflows
+    # Floating types (float16, bfloat16, float32, float64): compare in a type that holds
+    # them exactly; float16 and bfloat16 widen to float32 without rounding.
+    wide = x.astype(np.float64 if x.dtype == np.float64 else np.float32)
+    return -wide if largest else wide
+
+
+def reference_topk(x, *, axis: int, k: int, largest: bool = True):
+    """Top `k` values of `x` along `axis` and their int64 indices, sorted by direction.
+
+    Raises ValueError when `axis` or `k` is out of range (k must be 1..size along axis).
+    """
+    x = np.asarray(x)
+    if x.ndim == 0:
+        raise ValueError("TopK needs a tensor of rank 1 or more")
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"axis {axis} is out of range for rank {x.ndim}")
+    axis = axis % x.ndim
+    n = x.shape[axis]
+    if not 1 <= k <= n:
+        raise ValueError(f"k={k} must be in [1, {n}] (the size along axis {axis})")
+
+    moved = np.moveaxis(x, axis, -1)
+    key = _sort_key(moved, largest)
+    if moved.dtype.kind == "f" or dtypes.name_of(moved.dtype) == "bfloat16":
+        nan = np.isnan(moved.astype(np.float32) if moved.dtype.itemsize < 4 else moved)
+        if nan.any():
+            # Primary key: NaN first when largest, last otherwise; lexsort is stable.
+            primary = ~nan if largest else nan
+            order = np.lexsort((key, primary), axis=-1)
+        else:
+            order = np.argsort(key, axis=-1, kind="stable")
+    else:
+        order = np.argsort(key, axis=-1, kind="stable")
+    indices = order[..., :k].astype(np.int64)
+    values = np.take_along_axis(moved, indices, axis=-1)
+    return np.moveaxis(values, -1, axis), np.moveaxis(indices, -1, axis)

@@ -1,0 +1,94 @@
+"""One concrete TopK call: what the fuzzer runs and the properties judge.
+
+A Case is the normalised view of a descriptor (DirectML or ONNX): the value type, the
+input shape, the axis, K, the direction, whether the output is sorted and the index type,
+plus the profile whose rules judge it. `descriptor()` gives the JSON form of DESIGN.md and
+`Case.from_descriptor` reads it back.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from topkspec import dtypes
+
+
+@dataclass(frozen=True)
+class Case:
+    profile: str  # "dml:3.1", "onnx:11", ... (see spec.profiles)
+    op: str  # "TOP_K1" or "TOP_K" (DirectML), "TopK" (ONNX)
+    dtype: str  # canonical value type name: "float32", "bfloat16", "uint64", ...
+    shape: tuple[int, ...]
+    axis: int  # as written: ONNX may be negative, DirectML is 0..rank-1
+    k: int
+    largest: bool = True
+    sorted: bool = True
+    index_dtype: str = "uint32"  # "uint32"/"uint64" (DirectML) or "int64" (ONNX)
+    # Descriptor fields the normalised view cannot carry (explicit output sizes,
+    # strides, unknown attributes...). Empty for cases built from the fields above.
+    extra: tuple[tuple[str, Any], ...] = field(default=(), compare=True)
+
+    @property
+    def family(self) -> str:
+        return self.profile.split(":", 1)[0]
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def norm_axis(self) -> int:
+        """Axis in 0..rank-1 (negative ONNX axes counted from the back)."""
+        return self.axis + self.rank if self.axis < 0 else self.axis
+
+    @property
+    def axis_size(self) -> int:
+        return self.shape[self.norm_axis]
+
+    @property
+    def out_shape(self) -> tuple[int, ...]:
+        shape = list(self.shape)
+        shape[self.norm_axis] = self.k
+        return tuple(shape)
+
+    def signature(self) -> tuple:
+        """What a compiled model or session depends on: K and the sizes are excluded."""
+        return (self.profile, self.op, self.dtype, self.rank, self.norm_axis,
+                self.largest, self.sorted, self.index_dtype)
+
+    def with_(self, **changes) -> "Case":
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict:
+        return {
+            "profile": self.profile,
+            "op": self.op,
+            "dtype": self.dtype,
+            "shape": list(self.shape),
+            "axis": self.axis,
+            "k": self.k,
+            "largest": self.largest,
+            "sorted": self.sorted,
+            "index_dtype": self.index_dtype,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Case":
+        return cls(
+            profile=data["profile"],
+            op=data["op"],
+            dtype=dtypes.canonical(data["dtype"]),
+            shape=tuple(int(s) for s in data["shape"]),
+            axis=int(data["axis"]),
+            k=int(data["k"]),
+            largest=bool(data.get("largest", True)),
+            sorted=bool(data.get("sorted", True)),
+            index_dtype=data.get("index_dtype", "uint32"),
+        )
+
+    def describe(self) -> str:
+        """One line a person reads: op, type, shape, axis, K, direction."""
+        direction = "largest" if self.largest else "smallest"
+        order = "" if self.sorted else ", unsorted"
+        return (f"{self.op} [{self.profile}] {self.dtype}{list(self.shape)} "
+                f"axis={self.axis} k={self.k} {direction}{order}")
