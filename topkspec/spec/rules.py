@@ -45,8 +45,11 @@ class Rule:
     @property
     def source(self) -> str:
         """The sources as one line: 'doc (section); doc (section)'."""
-        return "; ".join(f"{s['doc']} ({s['section']})" if s.get("section") else s["doc"]
-                         for s in self.sources)
+        groups: dict[str, list[str]] = {}  # section -> docs, in order of first appearance
+        for s in self.sources:
+            groups.setdefault(s.get("section", ""), []).append(s["doc"])
+        return "; ".join(", ".join(docs) + (f" ({section})" if section else "")
+                         for section, docs in groups.items())
 
     def to_dict(self) -> dict:
         data = {

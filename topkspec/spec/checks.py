@@ -1,0 +1,327 @@
+"""The check kinds descriptor rules use, each defined in words (exported) and in code.
+
+A check reads the normalised descriptor (see descriptors.normalise), its parameters from the
+rule, and the exported tables; it returns a list of messages, empty when the rule holds. The
+words in CHECK_KINDS are the contract: a validator in another language implements the same
+kinds from them and the JSON export.
+"""
+from __future__ import annotations
+
+from topkspec.spec.tables import DML_DATA_TYPES
+
+_UINT_MAX = 2**32 - 1
+_TENSOR_OPTIONAL_INT_FIELDS = ("TotalTensorSizeInBytes", "GuaranteedBaseOffsetAlignment", "Flags")
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_uint(v) -> bool:
+    return _is_int(v) and 0 <= v <= _UINT_MAX
+
+
+def _uint_list(v) -> bool:
+    return isinstance(v, list) and all(_is_uint(s) for s in v)
+
+
+def _body(view):
+    return view["Desc"]
+
+
+def _sizes(view, tensor):
+    if tensor == "X":
+        return view["X"]["shape"]
+    return _body(view)[tensor]["Sizes"]
+
+
+def _axis(view, rank):
+    """Normalised axis (DirectML: Axis; ONNX: axis attribute, default -1)."""
+    if "Desc" in view:
+        return _body(view)["Axis"]
+    axis = (view.get("attributes") or {}).get("axis", -1)
+    return axis + rank if axis < 0 else axis
+
+
+def _k(view):
+    if "Desc" in view:
+        return _body(view)["K"]
+    k = view["k"]
+    return k[0] if isinstance(k, list) else k
+
+
+def support_row(tables, op, level):
+    """The newest support-table row for op at or below level, or None."""
+    rows = [r for r in tables["dml_support"].get(op, [])
+            if tables["dml_feature_levels"][r["since"]] <= level]
+    return max(rows, key=lambda r: tables["dml_feature_levels"][r["since"]]) if rows else None
+
+
+# -- DirectML -------------------------------------------------------------------------------
+
+def dml_fields(view, params, tables, ctx):
+    body = view.get("Desc")
+    if not isinstance(body, dict):
+        return ['"Desc" must be an object holding the operator\'s members']
+    expected = tables["dml_desc_fields"][view["Type"]]
+    msgs = [f'missing member {f}' for f in expected if f not in body]
+    msgs += [f'unknown member {f} (DML_{view["Type"]}_OPERATOR_DESC has {", ".join(expected)})'
+             for f in body if f not in expected]
+    for name in ("InputTensor", "OutputValueTensor", "OutputIndexTensor"):
+        if name in body and not isinstance(body[name], dict):
+            msgs.append(f"{name} must be a tensor desc object, got {body[name]!r}")
+    for name in ("Axis", "K"):
+        if name in body and not _is_uint(body[name]):
+            msgs.append(f"{name} must be a UINT (0 to 2**32-1), got {body[name]!r}")
+    if "AxisDirection" in body and not (_is_int(body["AxisDirection"]) or isinstance(body["AxisDirection"], str)):
+        msgs.append(f"AxisDirection must be an enum name or value, got {body['AxisDirection']!r}")
+    return msgs
+
+
+def dml_tensor_fields(view, params, tables, ctx):
+    allowed = tables["dml_tensor_fields"]["required"] + tables["dml_tensor_fields"]["optional"]
+    msgs = []
+    for name in params["tensors"]:
+        tensor = _body(view)[name]
+        for field in tables["dml_tensor_fields"]["required"]:
+            if field not in tensor:
+                msgs.append(f"{name} is missing {field}")
+        msgs += [f"{name} has unknown field {f}" for f in tensor if f not in allowed]
+        if "DataType" in tensor and tensor["DataType"] not in tables["dml_data_types"]:
+            msgs.append(f"{name}.DataType {tensor['DataType']!r} is not a DML_TENSOR_DATA_TYPE")
+        if "Sizes" in tensor and not _uint_list(tensor["Sizes"]):
+            msgs.append(f"{name}.Sizes must be a list of UINTs, got {tensor['Sizes']!r}")
+        if "Strides" in tensor and not _uint_list(tensor["Strides"]):
+            msgs.append(f"{name}.Strides must be a list of UINTs, got {tensor['Strides']!r}")
+        for field in _TENSOR_OPTIONAL_INT_FIELDS:
+            if field in tensor and not (_is_int(tensor[field]) and tensor[field] >= 0):
+                msgs.append(f"{name}.{field} must be a non-negative integer, got {tensor[field]!r}")
+    return msgs
+
+
+def dml_operator_available(view, params, tables, ctx):
+    if support_row(tables, view["Type"], ctx["level"]) is None:
+        first = min(tables["dml_support"][view["Type"]], key=lambda r: tables["dml_feature_levels"][r["since"]])
+        return [f"DML_OPERATOR_{view['Type']} arrives at DML_FEATURE_LEVEL_{first['since']}, "
+                f"not available at DML_FEATURE_LEVEL_{ctx['level_name']}"]
+    return []
+
+
+def sizes_min(view, params, tables, ctx):
+    return [f"{name}.Sizes[{i}] is {s}, must be at least {params['min']}"
+            for name in params["tensors"] for i, s in enumerate(_sizes(view, name)) if s < params["min"]]
+
+
+def same_rank(view, params, tables, ctx):
+    ranks = {name: len(_sizes(view, name)) for name in params["tensors"]}
+    if len(set(ranks.values())) > 1:
+        return ["DimensionCounts differ: " + ", ".join(f"{n} has {r}" for n, r in ranks.items())]
+    return []
+
+
+def rank_in_table(view, params, tables, ctx):
+    row = support_row(tables, view["Type"], ctx["level"])
+    return [f"{name} has DimensionCount {len(_sizes(view, name))}; DML_{view['Type']} at "
+            f"DML_FEATURE_LEVEL_{ctx['level_name']} supports {row['ranks']}"
+            for name in params["tensors"] if len(_sizes(view, name)) not in row["ranks"]]
+
+
+def dtype_in_table(view, params, tables, ctx):
+    row = support_row(tables, view["Type"], ctx["level"])
+    allowed = row[params["column"]]
+    return [f"{name}.DataType {_body(view)[name]['DataType']} is not supported by DML_{view['Type']} at "
+            f"DML_FEATURE_LEVEL_{ctx['level_name']} (supported: {', '.join(allowed)})"
+            for name in params["tensors"] if _body(view)[name]["DataType"] not in allowed]
+
+
+def same_dtype(view, params, tables, ctx):
+    types = {name: _body(view)[name]["DataType"] for name in params["tensors"]}
+    if len(set(types.values())) > 1:
+        return ["DataTypes differ: " + ", ".join(f"{n} is {t}" for n, t in types.items())]
+    return []
+
+
+def axis_below_rank(view, params, tables, ctx):
+    rank = len(_sizes(view, params["tensor"]))
+    axis = _body(view)["Axis"]
+    return [] if axis < rank else [f"Axis {axis} must be less than the DimensionCount {rank} of {params['tensor']}"]
+
+
+def k_min(view, params, tables, ctx):
+    k = _k(view)
+    return [] if k >= params["min"] else [f"K is {k}, must be at least {params['min']}"]
+
+
+def k_max_axis_size(view, params, tables, ctx):
+    sizes = _sizes(view, params["tensor"])
+    axis = _axis(view, len(sizes))
+    n, k = sizes[axis], _k(view)
+    if params["inclusive"]:
+        return [] if k <= n else [f"K is {k}, larger than the size {n} of {params['tensor']} along axis {axis}"]
+    return [] if k < n else [f"K is {k}, must be less than the size {n} of {params['tensor']} along axis {axis}"]
+
+
+def enum(view, params, tables, ctx):
+    value = _body(view)[params["field"]] if params["field"] in _body(view) else None
+    if value is None or value in params["values"]:
+        return []
+    return [f"{params['field']} is {value!r}, must be one of {params['values']}"]
+
+
+def output_sizes(view, params, tables, ctx):
+    sizes = list(_sizes(view, params["input"]))
+    sizes[_body(view)["Axis"]] = _body(view)["K"]
+    actual = _sizes(view, params["tensor"])
+    return [] if list(actual) == sizes else [f"{params['tensor']}.Sizes is {list(actual)}, expected {sizes} "
+                                             f"({params['input']} sizes with Axis {_body(view)['Axis']} set to K)"]
+
+
+def same_sizes(view, params, tables, ctx):
+    sizes = {name: list(_sizes(view, name)) for name in params["tensors"]}
+    if len({tuple(s) for s in sizes.values()}) > 1:
+        return ["Sizes differ: " + ", ".join(f"{n} is {s}" for n, s in sizes.items())]
+    return []
+
+
+def strides_length(view, params, tables, ctx):
+    msgs = []
+    for name in params["tensors"]:
+        tensor = _body(view)[name]
+        if "Strides" in tensor and len(tensor["Strides"]) != len(tensor["Sizes"]):
+            msgs.append(f"{name}.Strides has {len(tensor['Strides'])} entries for {len(tensor['Sizes'])} dimensions")
+    return msgs
+
+
+def implied_size_bytes(sizes, strides, itemsize, round_to):
+    if strides is None:
+        elements = 1
+        for s in sizes:
+            elements *= s
+    else:
+        elements = 1 + sum((s - 1) * st for s, st in zip(sizes, strides))
+    size = elements * itemsize
+    return (size + round_to - 1) // round_to * round_to
+
+
+def total_size_min(view, params, tables, ctx):
+    msgs = []
+    for name in params["tensors"]:
+        tensor = _body(view)[name]
+        if "TotalTensorSizeInBytes" not in tensor:
+            continue
+        itemsize = tables["dml_data_type_sizes"][tensor["DataType"]]
+        need = implied_size_bytes(tensor["Sizes"], tensor.get("Strides"), itemsize, params["round_to"])
+        if tensor["TotalTensorSizeInBytes"] < need:
+            msgs.append(f"{name}.TotalTensorSizeInBytes is {tensor['TotalTensorSizeInBytes']}, "
+                        f"less than the minimum implied size {need}")
+    return msgs
+
+
+def alignment(view, params, tables, ctx):
+    msgs = []
+    for name in params["tensors"]:
+        value = _body(view)[name].get("GuaranteedBaseOffsetAlignment", 0)
+        if value and (value < params["min"] or value & (value - 1)):
+            msgs.append(f"{name}.GuaranteedBaseOffsetAlignment is {value}, must be 0 or a power of two "
+                        f"of at least {params['min']}")
+    return msgs
+
+
+# -- ONNX -----------------------------------------------------------------------------------
+
+_ONNX_KEYS = {"op_type", "opset", "X", "k", "attributes"}
+
+
+def onnx_fields(view, params, tables, ctx):
+    msgs = []
+    if view.get("op_type") != "TopK":
+        msgs.append(f"op_type is {view.get('op_type')!r}, expected 'TopK'")
+    msgs += [f"unknown key {key!r}" for key in view if key not in _ONNX_KEYS]
+    x = view.get("X")
+    if not isinstance(x, dict):
+        msgs.append('"X" must be an object with "dtype" and "shape"')
+    else:
+        if not isinstance(x.get("dtype"), str):
+            msgs.append(f'X.dtype must be a type name, got {x.get("dtype")!r}')
+        shape = x.get("shape")
+        if not (isinstance(shape, list) and all(_is_int(s) and s >= 0 for s in shape)):
+            msgs.append(f"X.shape must be a list of non-negative integers, got {shape!r}")
+        msgs += [f"X has unknown key {key!r}" for key in x if key not in ("dtype", "shape")]
+    if "k" not in view:
+        msgs.append('missing "k"')
+    elif not (_is_int(view["k"]) or (isinstance(view["k"], list) and all(_is_int(v) for v in view["k"]))):
+        msgs.append(f"k must be an integer (or a list holding one), got {view['k']!r}")
+    attributes = view.get("attributes", {})
+    if not isinstance(attributes, dict) or not all(_is_int(v) for v in attributes.values()):
+        msgs.append(f"attributes must be an object of integer attributes, got {attributes!r}")
+    return msgs
+
+
+def onnx_attrs_allowed(view, params, tables, ctx):
+    allowed = tables["onnx_versions"][ctx["opset"]]["attributes"]
+    return [f"attribute {name!r} does not exist in TopK-{ctx['opset']} (it has {', '.join(allowed)})"
+            for name in (view.get("attributes") or {}) if name not in allowed]
+
+
+def onnx_k_attribute_matches(view, params, tables, ctx):
+    attributes = view.get("attributes") or {}
+    if "k" in attributes and attributes["k"] != _k(view):
+        return [f"attribute k is {attributes['k']} but k is {_k(view)}"]
+    return []
+
+
+def onnx_dtype_in_table(view, params, tables, ctx):
+    allowed = tables["onnx_versions"][ctx["opset"]][params["column"]]
+    dtype = view["X"]["dtype"]
+    return [] if dtype in allowed else [f"X type {dtype} is not in T for TopK-{ctx['opset']} ({', '.join(allowed)})"]
+
+
+def signed_axis_in_range(view, params, tables, ctx):
+    rank = len(view["X"]["shape"])
+    axis = (view.get("attributes") or {}).get("axis", -1)
+    return [] if -rank <= axis <= rank - 1 else [f"axis {axis} is outside [-{rank}, {rank - 1}] for rank {rank}"]
+
+
+def k_single(view, params, tables, ctx):
+    k = view["k"]
+    if isinstance(k, list) and len(k) != 1:
+        return [f"K must hold a single value, got {len(k)} values"]
+    return []
+
+
+def onnx_bool_attrs(view, params, tables, ctx):
+    attributes = view.get("attributes") or {}
+    return [f"attribute {name} is {attributes[name]}, must be one of {params['values']}"
+            for name in params["attributes"] if name in attributes and attributes[name] not in params["values"]]
+
+
+# kind -> (meaning, implementation). The meaning is exported with the spec.
+CHECK_KINDS = {
+    "dml_fields": ("Desc is an object; it has exactly the members dml_desc_fields[Type]; tensor members are objects; Axis and K are integers in [0, 2**32-1]; AxisDirection is an integer or a string.", dml_fields),
+    "dml_tensor_fields": ("Each tensor in `tensors` has every dml_tensor_fields.required field and only required or optional fields; DataType is a key of dml_data_types; Sizes and Strides are lists of integers in [0, 2**32-1]; TotalTensorSizeInBytes, GuaranteedBaseOffsetAlignment and Flags are non-negative integers.", dml_tensor_fields),
+    "dml_operator_available": ("dml_support[Type] has a row whose `since` level is at or below the profile's feature level.", dml_operator_available),
+    "sizes_min": ("Every entry of Sizes of each tensor in `tensors` is at least `min`.", sizes_min),
+    "same_rank": ("The tensors in `tensors` have Sizes of the same length.", same_rank),
+    "rank_in_table": ("For the newest dml_support[Type] row at or below the feature level, the length of Sizes of each tensor in `tensors` is in the row's `ranks`.", rank_in_table),
+    "dtype_in_table": ("For the newest dml_support[Type] row at or below the feature level, the DataType of each tensor in `tensors` is in the row's `column` list.", dtype_in_table),
+    "same_dtype": ("The tensors in `tensors` have the same DataType.", same_dtype),
+    "axis_below_rank": ("Axis is less than the length of the Sizes of `tensor`.", axis_below_rank),
+    "k_min": ("K (DirectML) or k (ONNX; the single element when k is a list) is at least `min`.", k_min),
+    "k_max_axis_size": ("With n the size of `tensor` (DirectML tensor desc, or ONNX X) along the axis (ONNX: axis attribute, default -1, plus the rank when negative): K <= n when `inclusive`, else K < n.", k_max_axis_size),
+    "enum": ("When Desc has `field`, its value is one of `values`.", enum),
+    "output_sizes": ("The Sizes of `tensor` equal the Sizes of `input` with the entry at Axis replaced by K.", output_sizes),
+    "same_sizes": ("The tensors in `tensors` have equal Sizes.", same_sizes),
+    "strides_length": ("Each tensor in `tensors` that has Strides has as many Strides as Sizes.", strides_length),
+    "total_size_min": ("Each tensor in `tensors` that has TotalTensorSizeInBytes has it at least the implied size: elements = product(Sizes) without Strides, else 1 + sum((size-1)*stride); bytes = elements * dml_data_type_sizes[DataType], rounded up to a multiple of `round_to`.", total_size_min),
+    "alignment": ("Each tensor in `tensors` whose GuaranteedBaseOffsetAlignment is present and nonzero has it a power of two and at least `min`.", alignment),
+    "onnx_fields": ("op_type is 'TopK'; the only keys are op_type, opset, X, k, attributes; X is an object with only dtype (a string) and shape (a list of non-negative integers); k is an integer or a list of integers; attributes (optional) is an object of integers.", onnx_fields),
+    "onnx_attrs_allowed": ("Every attribute name is a key of onnx_versions[version].attributes, where version is the profile's resolved TopK version.", onnx_attrs_allowed),
+    "onnx_k_attribute_matches": ("When the attributes have k, it equals k.", onnx_k_attribute_matches),
+    "onnx_dtype_in_table": ("X.dtype (canonical name) is in onnx_versions[version][`column`].", onnx_dtype_in_table),
+    "signed_axis_in_range": ("With r the length of X.shape, the axis attribute (default -1) is in [-r, r-1].", signed_axis_in_range),
+    "k_single": ("When k is a list it has exactly one element.", k_single),
+    "onnx_bool_attrs": ("Each attribute in `attributes` that is present has a value in `values`.", onnx_bool_attrs),
+}
+
+DML_DATA_TYPE_SIZES = {name: (8 if "64" in name else 4 if "32" in name else 2 if "16" in name else 1)
+                       for name in DML_DATA_TYPES}

@@ -1,0 +1,177 @@
+"""The JSON descriptor forms of DESIGN.md, in and out.
+
+DirectML mirrors DML_OPERATOR_DESC:
+  {"Type": "DML_OPERATOR_TOP_K1", "FeatureLevel": "DML_FEATURE_LEVEL_3_1", "Desc": {"InputTensor":
+   {"DataType": "DML_TENSOR_DATA_TYPE_FLOAT32", "Sizes": [1,1,3,4]}, "OutputValueTensor": {...},
+   "OutputIndexTensor": {...}, "Axis": 3, "K": 2, "AxisDirection": "DML_AXIS_DIRECTION_DECREASING"}}
+ONNX:
+  {"op_type": "TopK", "opset": 11, "X": {"dtype": "float32", "shape": [3,4]}, "k": 2,
+   "attributes": {"axis": -1, "largest": 1, "sorted": 1}}
+
+`normalise` maps the accepted spellings (short names, enum values) onto one form the checks
+read; it never rejects a field's value: that is the checks' job, so every broken rule is reported.
+"""
+from __future__ import annotations
+
+import copy
+
+from topkspec import dtypes
+from topkspec.spec.case import Case
+from topkspec.spec.profiles import Profile, ProfileError, dml_profile, onnx_profile, parse_profile
+from topkspec.spec.tables import DML_AXIS_DIRECTIONS, DML_DATA_TYPES, DML_OPERATOR_TYPES
+
+
+class DescriptorError(ValueError):
+    """Input that is not a TopK descriptor at all (so no rule can be checked)."""
+
+
+_DATA_TYPE_BY_VALUE = {v: k for k, v in DML_DATA_TYPES.items()}
+_OP_BY_VALUE = {v: k for k, v in DML_OPERATOR_TYPES.items()}
+_DIRECTION_NAME = {v: k for k, v in DML_AXIS_DIRECTIONS.items()}
+_TENSORS = ("InputTensor", "OutputValueTensor", "OutputIndexTensor")
+
+
+def family_of(desc) -> str:
+    if not isinstance(desc, dict):
+        raise DescriptorError(f"a descriptor must be a JSON object, got {type(desc).__name__}")
+    if "Type" in desc:
+        return "dml"
+    if "op_type" in desc:
+        return "onnx"
+    raise DescriptorError('not a TopK descriptor: expected a "Type" (DirectML) or "op_type" (ONNX) key')
+
+
+def _strip(text: str, prefix: str) -> str:
+    return text[len(prefix):] if text.upper().startswith(prefix) else text
+
+
+def dml_operator(value) -> str:
+    if isinstance(value, int) and not isinstance(value, bool) and value in _OP_BY_VALUE:
+        return _OP_BY_VALUE[value]
+    if isinstance(value, str):
+        name = _strip(value.strip(), "DML_OPERATOR_").upper()
+        if name in DML_OPERATOR_TYPES:
+            return name
+    raise DescriptorError(
+        f"unknown DirectML operator Type {value!r}: expected DML_OPERATOR_TOP_K or DML_OPERATOR_TOP_K1")
+
+
+def dml_data_type(value):
+    """"FLOAT32" for DML_TENSOR_DATA_TYPE_FLOAT32, FLOAT32 or 1; other values unchanged."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return _DATA_TYPE_BY_VALUE.get(value, value)
+    if isinstance(value, str):
+        name = _strip(value.strip(), "DML_TENSOR_DATA_TYPE_").upper()
+        if name in DML_DATA_TYPES:
+            return name
+    return value
+
+
+def dml_direction(value):
+    """0 or 1 for the enum's names; other values unchanged."""
+    if isinstance(value, str):
+        name = _strip(value.strip(), "DML_AXIS_DIRECTION_").upper()
+        if name in DML_AXIS_DIRECTIONS:
+            return DML_AXIS_DIRECTIONS[name]
+    return value
+
+
+def normalise(desc, profile=None) -> tuple[dict, Profile]:
+    """(normalised copy, profile it is judged by). A given profile overrides the descriptor's own
+    FeatureLevel/opset; without either, DirectML defaults to the newest known level."""
+    family = family_of(desc)
+    given = parse_profile(profile) if profile is not None else None
+    if given is not None and given.family != family:
+        raise ProfileError(f"profile {given.name} is for {given.family}, but the descriptor is {family}")
+    out = copy.deepcopy(desc)
+    if family == "dml":
+        out["Type"] = dml_operator(desc["Type"])
+        if given is None:
+            given = dml_profile(desc.get("FeatureLevel", "6_4"))
+        out["FeatureLevel"] = given.level_name
+        body = out.get("Desc")
+        if isinstance(body, dict):
+            for name in _TENSORS:
+                tensor = body.get(name)
+                if isinstance(tensor, dict) and "DataType" in tensor:
+                    tensor["DataType"] = dml_data_type(tensor["DataType"])
+            if "AxisDirection" in body:
+                body["AxisDirection"] = dml_direction(body["AxisDirection"])
+        return out, given
+    if given is None:
+        if "opset" not in desc:
+            raise DescriptorError('an ONNX descriptor needs "opset" (or give a profile such as onnx:11)')
+        given = onnx_profile(desc["opset"])
+    out["opset"] = given.requested_opset
+    x = out.get("X")
+    if isinstance(x, dict) and isinstance(x.get("dtype"), str):
+        try:
+            x["dtype"] = dtypes.canonical(x["dtype"])
+        except ValueError:
+            pass  # left for onnx.dtype.T to report
+    return out, given
+
+
+def descriptor(case: Case) -> dict:
+    """The DESIGN.md JSON form of a case."""
+    profile = parse_profile(case.profile)
+    if profile.family == "dml":
+        out_sizes = list(case.out_shape) if 0 <= case.norm_axis < case.rank else list(case.shape)
+
+        def tensor(dtype_name, sizes):
+            return {"DataType": "DML_TENSOR_DATA_TYPE_" + dtype_name.upper(), "Sizes": list(sizes)}
+
+        body = {
+            "InputTensor": tensor(case.dtype, case.shape),
+            "OutputValueTensor": tensor(case.dtype, out_sizes),
+            "OutputIndexTensor": tensor(case.index_dtype, out_sizes),
+            "Axis": case.axis,
+            "K": case.k,
+        }
+        if case.op == "TOP_K1":
+            body["AxisDirection"] = "DML_AXIS_DIRECTION_" + ("DECREASING" if case.largest else "INCREASING")
+        return {"Type": "DML_OPERATOR_" + case.op,
+                "FeatureLevel": "DML_FEATURE_LEVEL_" + profile.level_name, "Desc": body}
+    attributes = {"axis": case.axis}
+    if profile.opset not in ("1", "10") or not case.largest:
+        attributes["largest"] = int(case.largest)
+    if profile.opset not in ("1", "10") or not case.sorted:
+        attributes["sorted"] = int(case.sorted)
+    return {"op_type": "TopK", "opset": profile.requested_opset,
+            "X": {"dtype": case.dtype, "shape": list(case.shape)}, "k": case.k, "attributes": attributes}
+
+
+def case_from_descriptor(desc, profile=None) -> Case:
+    """The Case a descriptor describes. Raises DescriptorError when a field it needs is missing
+    or of the wrong kind (the validator reports those as rules; a Case cannot be built)."""
+    norm, prof = normalise(desc, profile)
+    try:
+        if prof.family == "dml":
+            body = norm["Desc"]
+            tensor = body["InputTensor"]
+            direction = body.get("AxisDirection", DML_AXIS_DIRECTIONS["DECREASING"])
+            return Case(
+                profile=prof.name, op=norm["Type"],
+                dtype=dtypes.canonical(tensor["DataType"]),
+                shape=tuple(int(s) for s in tensor["Sizes"]),
+                axis=int(body["Axis"]), k=int(body["K"]),
+                largest=direction == DML_AXIS_DIRECTIONS["DECREASING"], sorted=True,
+                index_dtype=dtypes.canonical(body["OutputIndexTensor"]["DataType"]),
+            )
+        attributes = norm.get("attributes") or {}
+        k = norm["k"]
+        if isinstance(k, list):
+            if len(k) != 1:
+                raise DescriptorError(f"k must hold a single value, got {k!r}")
+            k = k[0]
+        return Case(
+            profile=prof.name, op="TopK", dtype=dtypes.canonical(norm["X"]["dtype"]),
+            shape=tuple(int(s) for s in norm["X"]["shape"]),
+            axis=int(attributes.get("axis", -1)), k=int(k),
+            largest=bool(attributes.get("largest", 1)), sorted=bool(attributes.get("sorted", 1)),
+            index_dtype="int64",
+        )
+    except DescriptorError:
+        raise
+    except (KeyError, TypeError, ValueError) as exc:
+        raise DescriptorError(f"descriptor cannot be read as a TopK case: {exc}") from None

@@ -1,0 +1,64 @@
+"""The whole spec as one JSON-ready document (schema_version 1).
+
+The validator itself runs from this document (validate.Validator), so what the export holds is
+all a validator in another language needs: the tables, the rules with their check kinds and
+parameters, and the meaning of each check kind.
+"""
+from __future__ import annotations
+
+from topkspec import dtypes
+from topkspec.spec import tables
+from topkspec.spec.checks import CHECK_KINDS, DML_DATA_TYPE_SIZES
+from topkspec.spec.profiles import STANDARD_PROFILES
+from topkspec.spec.rules import RULE_LIST
+
+SCHEMA_VERSION = 1
+
+_STATUSES = {
+    "documented": "the source text states it",
+    "interpretation": "the text is ambiguous or silent and this spec chose; `reason` says why",
+    "unspecified": "no guarantee; properties must not assume one",
+}
+
+_VALIDATION_PROCEDURE = [
+    "Detect the family: an object with 'Type' is DirectML, one with 'op_type' is ONNX; anything else is malformed.",
+    "Normalise: DirectML Type, DataType and AxisDirection accept their full names (DML_OPERATOR_TOP_K1, DML_TENSOR_DATA_TYPE_FLOAT32, DML_AXIS_DIRECTION_DECREASING), short names (TOP_K1, FLOAT32, DECREASING) or enum values (dml_operator_types, dml_data_types, dml_axis_directions); FeatureLevel accepts DML_FEATURE_LEVEL_3_1, 3_1, 3.1 or 0x3100. ONNX X.dtype accepts numpy names (float32), ONNX names (float, tensor(float)) or onnx_type_strings values.",
+    "Profile: a profile given by the caller overrides the descriptor's FeatureLevel/opset; DirectML without either uses the newest known level; ONNX needs an opset. A later DirectML level uses the newest support row at or below it; an ONNX opset resolves to the newest onnx_versions key at or below it.",
+    "Go through `rules` in order. A rule applies when its scope is the descriptor's family, its ops include the operator ('TopK' for ONNX), and it is not strict_only (unless strict_doc) nor lenient_only (under strict_doc). An applicable rule is checked only when every rule in its `requires` held or did not apply; otherwise it is skipped. A checked rule whose check kind reports messages is violated.",
+    "Report every violated rule: {rule, message (the messages joined by '; '), source}.",
+]
+
+
+def export() -> dict:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "name": "topkspec",
+        "statuses": dict(_STATUSES),
+        "profiles": {
+            "forms": ["dml:<feature level>, e.g. dml:3.1, dml:3_1, dml:0x3100",
+                      "onnx:<opset>, e.g. onnx:11"],
+            "standard": list(STANDARD_PROFILES),
+        },
+        "validation_procedure": list(_VALIDATION_PROCEDURE),
+        "check_kinds": {kind: meaning for kind, (meaning, _fn) in CHECK_KINDS.items()},
+        "tables": {
+            "dml_operator_types": dict(tables.DML_OPERATOR_TYPES),
+            "dml_axis_directions": dict(tables.DML_AXIS_DIRECTIONS),
+            "dml_data_types": dict(tables.DML_DATA_TYPES),
+            "dml_data_type_sizes": dict(DML_DATA_TYPE_SIZES),
+            "dml_feature_levels": dict(tables.DML_FEATURE_LEVELS),
+            "dml_support": {op: [dict(row) for row in rows] for op, rows in tables.DML_SUPPORT.items()},
+            "dml_desc_fields": {op: list(f) for op, f in tables.DML_DESC_FIELDS.items()},
+            "dml_tensor_fields": {k: list(v) for k, v in tables.DML_TENSOR_FIELDS.items()},
+            "onnx_versions": {v: dict(entry) for v, entry in tables.ONNX_VERSIONS.items()},
+            "onnx_type_strings": dict(dtypes.ONNX_TYPE_STRINGS),
+        },
+        "rules": [rule.to_dict() for rule in RULE_LIST],
+        "dml_revisions": tables.DML_REVISIONS,
+        "dml_revision_differences": tables.DML_REVISION_DIFFERENCES,
+        "dml_worked_examples": tables.DML_WORKED_EXAMPLES,
+        "reference": {
+            "function": "topkspec.reference_topk(x, *, axis, k, largest) -> (values, int64 indices)",
+            "nan_policy": "NaN counts as greater than every number: first when largest, last otherwise; NaNs tie with each other. Not a guarantee of the spec (rule out.nan.unspecified).",
+        },
+    }

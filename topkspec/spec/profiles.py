@@ -1,0 +1,99 @@
+"""Profiles name the spec version a descriptor is judged by: `dml:<feature level>` or `onnx:<opset>`.
+
+DirectML tables are cumulative: a level uses the newest table row at or below it, and any later
+level than the ones known is accepted. An ONNX opset resolves to the newest TopK version at or
+below it (opset 13 judges by TopK-11).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from topkspec.spec.tables import DML_FEATURE_LEVELS, ONNX_VERSIONS
+
+
+class ProfileError(ValueError):
+    """A profile string that names no spec version."""
+
+
+@dataclass(frozen=True)
+class Profile:
+    family: str  # "dml" or "onnx"
+    name: str  # canonical: "dml:3.1", "onnx:13"
+    level: int | None = None  # DirectML feature level value, 0x3100
+    opset: str | None = None  # ONNX TopK version the opset resolves to: "1", "10", "11", "24"
+    requested_opset: int | None = None
+
+    @property
+    def level_name(self) -> str:
+        """"3_1" for 0x3100."""
+        return f"{self.level >> 12}_{(self.level >> 8) & 0xF}"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def level_value(text) -> int:
+    """Feature level value from 0x3100, "3_1", "3.1" or "DML_FEATURE_LEVEL_3_1"."""
+    if isinstance(text, bool):
+        raise ProfileError(f"unknown DirectML feature level {text!r}")
+    if isinstance(text, int):
+        value = text
+    else:
+        s = str(text).strip()
+        s = re.sub(r"^DML_FEATURE_LEVEL_", "", s, flags=re.IGNORECASE)
+        match = re.fullmatch(r"(\d+)[._](\d)", s)
+        if match:
+            value = (int(match.group(1)) << 12) | (int(match.group(2)) << 8)
+        elif re.fullmatch(r"0x[0-9a-fA-F]+", s):
+            value = int(s, 16)
+        else:
+            raise ProfileError(
+                f"unknown DirectML feature level {text!r} (expected e.g. 3_1, 3.1, "
+                f"DML_FEATURE_LEVEL_3_1 or 0x3100)")
+    if value < DML_FEATURE_LEVELS["1_0"] or value & 0xFF or value >> 12 > 15:
+        raise ProfileError(f"unknown DirectML feature level {text!r}")
+    return value
+
+
+def resolve_opset(opset: int) -> str:
+    versions = sorted(int(v) for v in ONNX_VERSIONS)
+    usable = [v for v in versions if v <= opset]
+    if not usable:
+        raise ProfileError(f"ONNX opset {opset} has no TopK (TopK arrives at opset 1)")
+    return str(usable[-1])
+
+
+def dml_profile(level) -> Profile:
+    value = level_value(level)
+    return Profile("dml", f"dml:{value >> 12}.{(value >> 8) & 0xF}", level=value)
+
+
+def onnx_profile(opset) -> Profile:
+    if isinstance(opset, bool) or not isinstance(opset, int):
+        try:
+            opset = int(str(opset).strip())
+        except ValueError:
+            raise ProfileError(f"ONNX opset must be an integer, got {opset!r}") from None
+    return Profile("onnx", f"onnx:{opset}", opset=resolve_opset(opset), requested_opset=opset)
+
+
+def parse_profile(text) -> Profile:
+    """Profile from "dml:3.1", "dml:3_1", "dml:0x3100", "onnx:11", ... (or a Profile)."""
+    if isinstance(text, Profile):
+        return text
+    if not isinstance(text, str) or ":" not in text:
+        raise ProfileError(
+            f"unknown profile {text!r}: expected dml:<feature level> (e.g. dml:3.1) or onnx:<opset> (e.g. onnx:11)")
+    family, _, rest = text.strip().partition(":")
+    family = family.lower()
+    if family == "dml":
+        return dml_profile(rest)
+    if family == "onnx":
+        return onnx_profile(rest)
+    raise ProfileError(
+        f"unknown profile {text!r}: expected dml:<feature level> (e.g. dml:3.1) or onnx:<opset> (e.g. onnx:11)")
+
+
+# Profiles a suite run covers by default: one per table row and ONNX version.
+STANDARD_PROFILES = ("dml:2.1", "dml:3.1", "dml:5.0", "onnx:1", "onnx:10", "onnx:11", "onnx:24")

@@ -1,0 +1,48 @@
+"""What a profile allows: operators, value and index types, ranks (canonical type names)."""
+from __future__ import annotations
+
+from topkspec import dtypes
+from topkspec.spec.checks import support_row
+from topkspec.spec.profiles import parse_profile
+from topkspec.spec.tables import DML_FEATURE_LEVELS, DML_SUPPORT, ONNX_VERSIONS
+
+_TABLES = {"dml_support": DML_SUPPORT, "dml_feature_levels": DML_FEATURE_LEVELS}
+ONNX_MAX_RANK = 8  # ONNX sets no bound; the strategies and matrices stop where DirectML does
+
+
+def ops(profile) -> list[str]:
+    """Operators the profile has: ["TOP_K", "TOP_K1"] (TOP_K alone before 2_1) or ["TopK"]."""
+    prof = parse_profile(profile)
+    if prof.family == "onnx":
+        return ["TopK"]
+    return [op for op in ("TOP_K", "TOP_K1") if support_row(_TABLES, op, prof.level) is not None]
+
+
+def _row(profile, op):
+    prof = parse_profile(profile)
+    row = support_row(_TABLES, op, prof.level)
+    if row is None:
+        raise ValueError(f"DML_OPERATOR_{op} does not exist at {prof.name}")
+    return row
+
+
+def value_types(profile, op=None) -> list[str]:
+    prof = parse_profile(profile)
+    if prof.family == "onnx":
+        return list(ONNX_VERSIONS[prof.opset]["T"])
+    return [dtypes.canonical(t) for t in _row(prof, op or ops(prof)[-1])["value_types"]]
+
+
+def index_types(profile, op=None) -> list[str]:
+    prof = parse_profile(profile)
+    if prof.family == "onnx":
+        return list(ONNX_VERSIONS[prof.opset]["I"])
+    return [dtypes.canonical(t) for t in _row(prof, op or ops(prof)[-1])["index_types"]]
+
+
+def ranks(profile, op=None) -> list[int]:
+    prof = parse_profile(profile)
+    if prof.family == "onnx":
+        return list(range(1, ONNX_MAX_RANK + 1))
+    return list(_row(prof, op or ops(prof)[-1])["ranks"])
+
