@@ -39,7 +39,10 @@ class Rule:
     reason: str = ""  # why, for interpretations
     strict_only: bool = False  # active only under strict_doc
     lenient_only: bool = False  # inactive under strict_doc
-    breakable_alone: bool = True  # False: breaking it always breaks `co_broken` too
+    # False when no descriptor breaks this rule alone; `co_broken` then lists the other rules a
+    # minimal breaking descriptor also breaks (an output of the wrong size always differs from
+    # the other output too, so the older revision's same-Sizes rule goes with it).
+    breakable_alone: bool = True
     co_broken: tuple = ()
 
     @property
@@ -95,9 +98,9 @@ RULE_LIST = [
          _src(_DML_ALL, "Availability") + _src(DML_TOP_K_PAGE, "Availability"), DOCUMENTED, "dml", _BOTH,
          check={"kind": "dml_operator_available", "table": "dml_support"}, requires=("dml.desc.fields",)),
     Rule("dml.tensor.sizes_positive",
-         "Every size of every tensor is at least 1.",
+         "Every size of InputTensor is at least 1 (the output sizes follow from it and K).",
          _src(DML_BUFFER_TENSOR_PAGE, "Sizes"), INTERPRETATION, "dml", _BOTH,
-         check={"kind": "sizes_min", "tensors": list(_T3), "min": 1},
+         check={"kind": "sizes_min", "tensors": ["InputTensor"], "min": 1},
          requires=("dml.desc.fields", "dml.tensor.fields"),
          reason="DirectML tensors have no empty form; with K >= 1 the axis is never empty, and we apply the same to every dimension."),
     Rule("dml.rank.same",
@@ -155,18 +158,20 @@ RULE_LIST = [
          "OutputValueTensor has the sizes of InputTensor except along Axis, where its size is K.",
          _src(_DML_ALL, "OutputValueTensor"), DOCUMENTED, "dml", _BOTH,
          check={"kind": "output_sizes", "tensor": "OutputValueTensor", "input": "InputTensor"},
-         requires=("dml.desc.fields", "dml.tensor.fields", "dml.rank.same", "dml.axis.range")),
+         requires=("dml.desc.fields", "dml.tensor.fields", "dml.rank.same", "dml.axis.range"),
+         breakable_alone=False, co_broken=("dml.shape.outputs_same_sizes",)),
     Rule("dml.shape.output_indices",
          "OutputIndexTensor has the sizes of InputTensor except along Axis, where its size is K.",
          _src(_DML_ALL, "OutputIndexTensor"), DOCUMENTED, "dml", _BOTH,
          check={"kind": "output_sizes", "tensor": "OutputIndexTensor", "input": "InputTensor"},
-         requires=("dml.desc.fields", "dml.tensor.fields", "dml.rank.same", "dml.axis.range")),
+         requires=("dml.desc.fields", "dml.tensor.fields", "dml.rank.same", "dml.axis.range"),
+         breakable_alone=False, co_broken=("dml.shape.outputs_same_sizes",)),
     Rule("dml.shape.outputs_same_sizes",
          "OutputIndexTensor and OutputValueTensor have the same Sizes (stated by the older revision only; implied by the two output shape rules).",
          _src(SEED_002, "Tensor constraints"), DOCUMENTED, "dml", _BOTH,
          check={"kind": "same_sizes", "tensors": ["OutputValueTensor", "OutputIndexTensor"]},
          requires=("dml.desc.fields", "dml.tensor.fields", "dml.rank.same"),
-         breakable_alone=False, co_broken=("dml.shape.output_values", "dml.shape.output_indices")),
+         breakable_alone=False, co_broken=("dml.shape.output_values",)),
     Rule("dml.tensor.strides",
          "Strides, when given, has one entry per dimension.",
          _src(DML_BUFFER_TENSOR_PAGE, "Strides"), DOCUMENTED, "dml", _BOTH,

@@ -1,0 +1,99 @@
+"""The `topkspec spec` and `topkspec validate` commands.
+
+validate reads a descriptor (DESIGN.md JSON), a JSON list of them, or an .onnx model (each TopK
+node is checked), and prints {"valid": ..., "violations": [{"rule", "message", "source"}, ...]}.
+Exit 0 valid, 1 invalid, 2 unreadable or malformed input (one line on stderr).
+"""
+from __future__ import annotations
+
+import json
+import sys
+
+from topkspec.spec.descriptors import DescriptorError
+from topkspec.spec.export import export
+from topkspec.spec.profiles import ProfileError, parse_profile
+from topkspec.spec.validate import validate
+
+
+class InputError(ValueError):
+    """Input the validate command cannot read."""
+
+
+def add_spec_arguments(parser) -> None:
+    parser.add_argument("--indent", type=int, default=2, help="JSON indent (0 for one line)")
+
+
+def add_validate_arguments(parser) -> None:
+    parser.add_argument("file", help="descriptor JSON file, an .onnx model, or - for standard input")
+    parser.add_argument("--spec", dest="profile", default=None,
+                        help="judge by this profile (dml:3.1, onnx:11, ...) instead of the descriptor's own")
+    parser.add_argument("--strict-doc", action="store_true",
+                        help="apply the literal DirectML text: K must be less than the axis size")
+
+
+def cmd_spec(args, out=None) -> int:
+    out = out or sys.stdout
+    indent = getattr(args, "indent", 2) or None
+    out.write(json.dumps(export(), indent=indent) + "\n")
+    return 0
+
+
+def _read(path: str):
+    """(kind, content): kind 'onnx' with bytes, or 'json' with the parsed document."""
+    try:
+        if path == "-":
+            raw = sys.stdin.buffer.read()
+        else:
+            with open(path, "rb") as handle:
+                raw = handle.read()
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if path.endswith(".onnx"):
+        return "onnx", raw
+    try:
+        return "json", json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise InputError(f"{path} is not UTF-8 text (give an .onnx model a .onnx name)") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+
+
+def _verdict(desc, profile, strict_doc) -> dict:
+    findings = validate(desc, profile, strict_doc=strict_doc)
+    return {"valid": not findings, "violations": [f.to_dict() for f in findings]}
+
+
+def validate_document(kind: str, content, *, profile=None, strict_doc=False) -> dict:
+    """The validate command's result for one input (raises InputError, DescriptorError, ProfileError)."""
+    if kind == "onnx":
+        from topkspec.spec.onnx_model import topk_nodes
+
+        nodes = []
+        for name, desc, notes in topk_nodes(content):
+            entry = {"node": name, "descriptor": desc, **_verdict(desc, profile, strict_doc)}
+            if notes:
+                entry["notes"] = notes
+            nodes.append(entry)
+        return {"valid": all(n["valid"] for n in nodes),
+                "violations": [dict(v, node=n["node"]) for n in nodes for v in n["violations"]],
+                "nodes": nodes}
+    if isinstance(content, list):
+        items = [_verdict(desc, profile, strict_doc) for desc in content]
+        return {"valid": all(i["valid"] for i in items),
+                "violations": [dict(v, item=i) for i, item in enumerate(items) for v in item["violations"]],
+                "items": items}
+    return _verdict(content, profile, strict_doc)
+
+
+def cmd_validate(args, out=None, err=None) -> int:
+    out, err = out or sys.stdout, err or sys.stderr
+    try:
+        if args.profile is not None:
+            parse_profile(args.profile)
+        kind, content = _read(args.file)
+        result = validate_document(kind, content, profile=args.profile, strict_doc=args.strict_doc)
+    except (InputError, DescriptorError, ProfileError) as exc:
+        err.write(f"topkspec: error: {exc}\n")
+        return 2
+    out.write(json.dumps(result, indent=2) + "\n")
+    return 0 if result["valid"] else 1
