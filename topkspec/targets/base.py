@@ -4,20 +4,34 @@ from __future__ import annotations
 from typing import Callable
 
 
+class Rejected(Exception):
+    """The target refused an input with an error of its own (not a crash of the suite).
+
+    Adapters raise it, chained to the runtime's exception, whenever the runtime reports an
+    error for a call; the runner judges it: a rejection of an invalid descriptor is right,
+    of a valid one is the failure class "rejects a valid descriptor".
+    """
+
+
 class Target:
     """A TopK implementation the suite drives.
 
-    `run(case, x)` returns `(values, indices)` as numpy arrays, or raises to reject the
-    input. Everything else describes the target so a run can plan around it.
+    `run(case, x)` returns `(values, indices)` as numpy arrays, or raises `Rejected` to
+    refuse the input. Everything else describes the target so a run can plan around it.
     """
 
     name: str = "target"
     #: profile the target is judged by when the user gives none ("onnx:11", "dml:5.0").
     default_profile: str = "dml:5.0"
-    #: True when the target rejects invalid descriptors, so rejection checks apply to it.
+    #: True when the target rejects invalid input (K or axis out of range) with an
+    #: exception, so rejection checks apply to it.
     validates: bool = False
     #: True when the target runs native code that may crash or hang (run it isolated).
     native: bool = False
+    #: The index type the target returns: None means `case.index_dtype`; "int64" means
+    #: the target always returns int64 indices (ONNX-backed runtimes, rule lower.indices),
+    #: and the runner judges it on `case.with_(index_dtype="int64")`.
+    index_dtype: str | None = None
 
     def version(self) -> str:
         """The runtime's version string."""
@@ -38,28 +52,51 @@ class Target:
     def close(self) -> None:
         """Release sessions and devices."""
 
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}>"
+
+
+def as_index_type(indices, index_dtype: str):
+    """`indices` converted to `index_dtype` when every value fits exactly, else unchanged
+    (so an out-of-range or negative index still shows up as what it is)."""
+    import numpy as np
+
+    indices = np.asarray(indices)
+    if indices.dtype.kind not in "iu" or indices.dtype == np.dtype(index_dtype):
+        return indices
+    info = np.iinfo(index_dtype)
+    if indices.size and (indices.min() < info.min or indices.max() > info.max):
+        return indices
+    return indices.astype(index_dtype)
+
 
 class CallableTarget(Target):
     """Wraps a plain `topk(x, *, axis, k, largest) -> (values, indices)` function.
 
-    The function has DirectML semantics (sorted output) and raises to reject an input.
+    The function has DirectML semantics (sorted output) and raises to reject an input:
+    any exception it raises becomes `Rejected`. Integer indices are returned as the
+    case's index type when they fit it exactly.
     """
 
     validates = True
 
     def __init__(self, fn: Callable, name: str | None = None, default_profile: str = "dml:5.0"):
+        if not callable(fn):
+            raise TypeError(f"CallableTarget needs a callable, got {fn!r}")
         self.fn = fn
-        self.name = name or getattr(fn, "__qualname__", repr(fn))
+        self.name = name or getattr(fn, "__qualname__", None) or repr(fn)
         self.default_profile = default_profile
 
     def version(self) -> str:
         module = getattr(self.fn, "__module__", None) or "?"
-        return f"callable {module}"
-
-    def supports(self, case):
-        if not case.sorted:
-            return None  # sorted output is a valid answer to an unsorted request
-        return None
+        return f"callable {module}.{getattr(self.fn, '__qualname__', '?')}"
 
     def run(self, case, x):
-        return self.fn(x, axis=case.norm_axis, k=case.k, largest=case.largest)
+        import numpy as np
+
+        try:
+            result = self.fn(x, axis=case.norm_axis, k=case.k, largest=case.largest)
+        except Exception as exc:  # the function's way of refusing the input
+            raise Rejected(f"{self.name} raised {type(exc).__name__}: {exc}") from exc
+        values, indices = result
+        return np.asarray(values), as_index_type(indices, case.index_dtype)

@@ -1,0 +1,79 @@
+"""The `jax` target: jax.lax.top_k on the CPU backend.
+
+lax.top_k only selects the largest. The smallest K is the largest K of an
+order-reversing key, with the values then gathered from the input by index, so they are
+the input's own bits. Negating is not such a key: it overflows the minimum of a signed
+type, wraps unsigned types, and turns the tie -0.0 == +0.0 into two different keys. So:
+- integers: bitwise not (~x == -x - 1 for signed, max - x for unsigned) reverses the
+  order exactly, in the same type;
+- floats: -x with both zeros mapped to +0.0 (they stay tied) and every NaN mapped to a
+  negative NaN, which lax.top_k ranks below -inf: NaN comes last, as the reference has it.
+64-bit types run with jax's x64 mode enabled for the call only.
+"""
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+
+from topkspec import dtypes
+from topkspec.targets.base import Rejected, Target
+
+
+def smallest_key(x):
+    """A key whose largest entries are the smallest entries of `x` (see the module text)."""
+    import jax.numpy as jnp
+
+    if jnp.issubdtype(x.dtype, jnp.integer):
+        return ~x
+    negated = jnp.where(x == 0, jnp.zeros_like(x), -x)
+    return jnp.where(jnp.isnan(x), jnp.array(-jnp.nan, dtype=x.dtype), negated)
+
+
+@partial(__import__("jax").jit, static_argnames=("k", "axis", "largest"))
+def jax_topk(x, *, k: int, axis: int, largest: bool):
+    import jax
+    import jax.numpy as jnp
+
+    moved = jnp.moveaxis(x, axis, -1)
+    if largest:
+        values, indices = jax.lax.top_k(moved, k)
+    else:
+        _, indices = jax.lax.top_k(smallest_key(moved), k)
+        values = jnp.take_along_axis(moved, indices, axis=-1)
+    return jnp.moveaxis(values, -1, axis), jnp.moveaxis(indices, -1, axis)
+
+
+class JaxTarget(Target):
+    name = "jax"
+    default_profile = "dml:5.0"  # one sorted form with a direction, like TOP_K1
+    index_dtype = "int64"
+
+    def version(self) -> str:
+        try:
+            import jax
+            import jaxlib
+        except ImportError:
+            return "not installed"
+        return f"jax {jax.__version__} (jaxlib {jaxlib.__version__}, {jax.default_backend()})"
+
+    def available(self):
+        try:
+            import jax  # noqa: F401
+        except ImportError as exc:
+            return False, f"the jax package (pip install 'jax[cpu]'): {exc}"
+        return True, ""
+
+    def run(self, case, x):
+        import jax
+
+        x = np.asarray(x)
+        wide = dtypes.itemsize(dtypes.name_of(x.dtype)) == 8
+        try:
+            with jax.enable_x64(wide):
+                values, indices = jax_topk(x, k=int(case.k), axis=int(case.axis),
+                                           largest=bool(case.largest))
+                values, indices = np.asarray(values), np.asarray(indices)
+        except Exception as exc:
+            raise Rejected(f"jax: {type(exc).__name__}: {exc}") from exc
+        return values, indices.astype(np.int64)

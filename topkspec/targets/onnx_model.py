@@ -1,0 +1,88 @@
+"""One ONNX TopK model builder shared by every ONNX-backed target.
+
+A model has one TopK node with symbolic input dimensions, so one model (and one session)
+serves every shape of a signature. K is an initializer-free graph input from opset 10 on
+(`k_as_input=True`) or a constant initializer (`k_as_input=False`, what DirectML needs);
+at opset 1 it is the node's attribute.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from topkspec import dtypes
+from topkspec.spec.profiles import parse_profile
+
+ONNX_TOPK_VERSIONS = (1, 10, 11, 24)
+
+# IR version written into each model: the oldest IR that carries the opset, so a runtime
+# older than the installed onnx package still reads it (onnx writes its newest IR by default).
+_IR_FOR_OPSET = {1: 3, 10: 5, 11: 6, 24: 11}
+
+
+@dataclass(frozen=True)
+class OnnxTopK:
+    """The ONNX form of a case: what the model depends on (not K at opset >= 10, not sizes)."""
+
+    opset: int  # 1, 10, 11 or 24
+    dtype: str
+    rank: int
+    axis: int  # as written in the node (may be negative, may be out of range)
+    largest: bool
+    sorted: bool
+
+
+def onnx_form(case, dml_opset: int = 11) -> OnnxTopK:
+    """The ONNX TopK a case runs as.
+
+    ONNX cases keep their opset, axis and attributes. DirectML cases are lowered (rules
+    lower.axis, lower.direction, lower.sorted): Axis as is, direction to `largest`,
+    sorted=1, at `dml_opset` (11: the first TopK with `largest`).
+    """
+    if case.family == "onnx":
+        opset = int(parse_profile(case.profile).opset)
+        return OnnxTopK(opset, case.dtype, case.rank, case.axis, case.largest, case.sorted)
+    return OnnxTopK(dml_opset, case.dtype, case.rank, case.axis, case.largest, True)
+
+
+def ir_version_for(opset: int) -> int:
+    return _IR_FOR_OPSET[max(v for v in ONNX_TOPK_VERSIONS if v <= opset)]
+
+
+def build_topk_model(form: OnnxTopK, *, k: int | None = None, k_as_input: bool = True):
+    """A ModelProto with inputs X (and K when `k_as_input`), outputs Values and Indices.
+
+    `k` is needed unless K is a graph input (opset 1 puts it in the attribute, a constant
+    K puts it in an initializer).
+    """
+    from onnx import TensorProto, helper
+
+    elem = dtypes.ONNX_ELEM_TYPES[form.dtype]
+    dims = [f"d{i}" for i in range(form.rank)]
+    x = helper.make_tensor_value_info("X", elem, dims)
+    # Output sizes stay symbolic: the axis may be out of range in an invalid case.
+    out_dims = [f"o{i}" for i in range(form.rank)]
+    values = helper.make_tensor_value_info("Values", elem, out_dims)
+    indices = helper.make_tensor_value_info("Indices", TensorProto.INT64, out_dims)
+
+    attributes = {"axis": form.axis}
+    if form.opset >= 11:
+        attributes["largest"] = int(form.largest)
+        attributes["sorted"] = int(form.sorted)
+    inputs, graph_inputs, initializers = ["X"], [x], []
+    if form.opset < 10:
+        if k is None:
+            raise ValueError("opset 1 TopK takes k as an attribute: pass k")
+        attributes["k"] = int(k)
+    elif k_as_input:
+        inputs.append("K")
+        graph_inputs.append(helper.make_tensor_value_info("K", TensorProto.INT64, [1]))
+    else:
+        if k is None:
+            raise ValueError("a constant K needs k")
+        inputs.append("K")
+        initializers.append(helper.make_tensor("K", TensorProto.INT64, [1], [int(k)]))
+
+    node = helper.make_node("TopK", inputs, ["Values", "Indices"], **attributes)
+    graph = helper.make_graph([node], "topk", graph_inputs, [values, indices], initializer=initializers)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", form.opset)],
+                             ir_version=ir_version_for(form.opset), producer_name="topkspec")

@@ -1,0 +1,73 @@
+"""The `onnx-reference` target: onnx.reference.ReferenceEvaluator running the shared model.
+
+One evaluator per ONNX form (and per K at opset 1, where K is an attribute); K is a graph
+input otherwise. The evaluator implements every opset the installed onnx package knows.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from topkspec import dtypes
+from topkspec.targets.base import Rejected, Target
+from topkspec.targets.onnx_model import build_topk_model, onnx_form
+
+
+class OnnxReferenceTarget(Target):
+    name = "onnx-reference"
+    default_profile = "onnx:24"
+    index_dtype = "int64"
+
+    def __init__(self):
+        self._evaluators: dict = {}
+        self._support: dict = {}
+
+    def version(self) -> str:
+        try:
+            import onnx
+        except ImportError:
+            return "not installed"
+        return f"onnx {onnx.__version__} ReferenceEvaluator"
+
+    def available(self):
+        try:
+            from onnx.reference import ReferenceEvaluator  # noqa: F401
+        except ImportError as exc:
+            return False, f"the onnx package with onnx.reference (pip install onnx): {exc}"
+        return True, ""
+
+    def _evaluator(self, form, k):
+        key = (form, k if form.opset < 10 else None)
+        if key not in self._evaluators:
+            from onnx.reference import ReferenceEvaluator
+
+            self._evaluators[key] = ReferenceEvaluator(build_topk_model(form, k=k))
+        return self._evaluators[key]
+
+    def supports(self, case):
+        """Probes each value type once with a tiny call: the evaluator fails for types its
+        numpy kernels cannot handle."""
+        form = onnx_form(case)
+        if form.dtype not in self._support:
+            probe = np.arange(3).astype(dtypes.numpy_dtype(form.dtype))
+            try:
+                probe_form = form.__class__(max(form.opset, 11), form.dtype, 1, 0, True, True)
+                self._evaluator(probe_form, 1).run(None, {"X": probe, "K": np.array([1])})
+                self._support[form.dtype] = None
+            except Exception as exc:
+                self._support[form.dtype] = (f"onnx.reference cannot run TopK on {form.dtype}: "
+                                             f"{type(exc).__name__}: {exc}")
+        return self._support[form.dtype]
+
+    def run(self, case, x):
+        form = onnx_form(case)
+        feeds = {"X": x}
+        if form.opset >= 10:
+            feeds["K"] = np.array([case.k], dtype=np.int64)
+        try:
+            values, indices = self._evaluator(form, int(case.k)).run(None, feeds)
+        except Exception as exc:
+            raise Rejected(f"{self.name}: {type(exc).__name__}: {exc}") from exc
+        return np.asarray(values), np.asarray(indices)
+
+    def close(self):
+        self._evaluators.clear()

@@ -1,0 +1,102 @@
+"""The `openvino` target: OpenVINO's TopK (opset 11) compiled for the CPU device.
+
+One compiled model per signature, with dynamic input dimensions and K as a scalar input.
+ONNX and DirectML semantics map onto the node's attributes: mode max/min from the
+direction, sort "value" (or "none" for ONNX sorted=0), index_element_type i64, and
+stable=True, the attribute that asks for tied values in ascending index order. The CPU
+device is asked for f32 inference precision so it computes in the model's own types
+rather than lowering float32 to bf16 on hardware that has it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from topkspec import dtypes
+from topkspec.targets.base import Rejected, Target
+
+_OV_TYPES = {
+    "float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64",
+    "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+}
+
+# Types the CPU plugin runs in a narrower type (observed: int64 2**63-1 comes back as -1,
+# uint32 2**32-1 as -1 cast back, float64 inf as float32 max); tests/test_targets_openvino.py
+# shows it.
+NARROWED_ON_CPU = {"float64": "float32", "int64": "int32", "uint64": "int32", "uint32": "int32"}
+
+
+class OpenVinoTarget(Target):
+    name = "openvino"
+    default_profile = "onnx:11"  # TopK-11 semantics; OpenVINO has its own opset numbering
+    index_dtype = "int64"
+    native = True
+
+    def __init__(self, device: str = "CPU"):
+        self.device = device
+        self._compiled: dict = {}
+        self._core = None
+
+    def version(self) -> str:
+        try:
+            import openvino
+        except ImportError:
+            return "not installed"
+        return f"openvino {openvino.__version__} ({self.device})"
+
+    def available(self):
+        try:
+            import openvino as ov
+        except ImportError as exc:
+            return False, f"the openvino package (pip install openvino): {exc}"
+        devices = ov.Core().available_devices
+        if self.device not in devices:
+            return False, f"an OpenVINO {self.device} device: not in Core().available_devices ({devices})"
+        return True, ""
+
+    def _model(self, dtype: str, rank: int, axis: int, largest: bool, sorted_: bool):
+        key = (dtype, rank, axis, largest, sorted_)
+        if key not in self._compiled:
+            import openvino as ov
+            import openvino.opset11 as ops
+
+            if self._core is None:
+                self._core = ov.Core()
+            try:
+                x = ops.parameter(ov.PartialShape([-1] * rank), getattr(ov.Type, _OV_TYPES[dtype]), name="X")
+                k = ops.parameter(ov.PartialShape([]), ov.Type.i64, name="K")
+                node = ops.topk(x, k, axis=axis, mode="max" if largest else "min",
+                                sort="value" if sorted_ else "none", index_element_type="i64",
+                                stable=True)
+                model = ov.Model([node.output(0), node.output(1)], [x, k], "topk")
+                self._compiled[key] = self._core.compile_model(
+                    model, self.device, {"INFERENCE_PRECISION_HINT": "f32"})
+            except Exception as exc:  # an invalid axis fails while building the node
+                self._compiled[key] = exc
+        compiled = self._compiled[key]
+        if isinstance(compiled, Exception):
+            raise compiled
+        return compiled
+
+    def supports(self, case):
+        if case.dtype not in _OV_TYPES:
+            return f"OpenVINO has no {case.dtype} type"
+        if self.device == "CPU" and case.dtype in NARROWED_ON_CPU:
+            return (f"OpenVINO's CPU plugin computes {case.dtype} as {NARROWED_ON_CPU[case.dtype]}: "
+                    f"values outside that type come back changed")
+        return None
+
+    def run(self, case, x):
+        sorted_ = case.sorted if case.family == "onnx" else True
+        try:
+            compiled = self._model(case.dtype, case.rank, int(case.axis), bool(case.largest), bool(sorted_))
+            result = compiled({"X": np.ascontiguousarray(x), "K": np.array(case.k, dtype=np.int64)})
+            values, indices = (np.array(result[out]) for out in compiled.outputs)
+        except Exception as exc:
+            raise Rejected(f"openvino: {type(exc).__name__}: {exc}") from exc
+        if case.dtype == "bfloat16":  # OpenVINO hands bf16 back as 16-bit words typed float16
+            values = values.view(dtypes.numpy_dtype("bfloat16"))
+        return values, indices
+
+    def close(self):
+        self._compiled.clear()

@@ -1,0 +1,160 @@
+"""ONNX Runtime targets: one adapter, parameterised by execution provider.
+
+The CPU, CUDA and DirectML targets share every line but the provider name, its session
+options and how K reaches the model: DirectML compiles K into the operator (rule
+lower.k_constant), so its sessions are cached per (signature, K); the others take K as a
+graph input and cache one session per signature. Input dimensions are symbolic, so one
+session serves every shape.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from topkspec import dtypes
+from topkspec.targets.base import Rejected, Target
+from topkspec.targets.onnx_model import OnnxTopK, build_topk_model, onnx_form
+
+# Error texts ONNX Runtime uses when no kernel exists for a type or an operator version.
+# "InsertedPrecisionFreeCast": with no float16 kernel, ONNX Runtime wraps the node in Casts
+# to float, and at opset 1 the Cast it inserts is itself invalid (its `to` is a string there).
+_NOT_IMPLEMENTED_MARKERS = ("NOT_IMPLEMENTED", "Could not find an implementation",
+                            "InsertedPrecisionFreeCast")
+
+
+def session_options(provider: str):
+    """The SessionOptions a provider needs.
+
+    DmlExecutionProvider does not support memory patterns or parallel execution (ONNX
+    Runtime's DirectML documentation), so both are off for it. Every provider but the CPU
+    one refuses CPU fallback, so a node the provider cannot run fails the session (it is
+    reported unsupported) instead of silently running on the CPU.
+    """
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.log_severity_level = 3  # errors only: old-opset warnings are expected here
+    if provider == "DmlExecutionProvider":
+        options.enable_mem_pattern = False
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    if provider != "CPUExecutionProvider":
+        options.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
+    return options
+
+
+def is_not_implemented(exc: BaseException) -> bool:
+    text = f"{type(exc).__name__}: {exc}"
+    return any(marker in text for marker in _NOT_IMPLEMENTED_MARKERS)
+
+
+def _feed_value(x: np.ndarray):
+    """Input X as ONNX Runtime takes it (bfloat16 travels as its raw 16 bits)."""
+    import onnxruntime as ort
+
+    if dtypes.name_of(x.dtype) == "bfloat16":
+        return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(
+            np.ascontiguousarray(x).view(np.uint16), dtypes.ONNX_ELEM_TYPES["bfloat16"])
+    return np.ascontiguousarray(x)
+
+
+class OnnxRuntimeTarget(Target):
+    validates = True
+    native = True
+    index_dtype = "int64"
+
+    def __init__(self, name: str, provider: str, needs: str, *, k_constant: bool = False,
+                 default_profile: str = "onnx:24"):
+        self.name = name
+        self.provider = provider
+        self.needs = needs  # what it takes to make the provider available, for the reason
+        self.k_constant = k_constant
+        self.default_profile = default_profile
+        self._sessions: dict = {}  # key -> InferenceSession or the exception building it raised
+        self.sessions_built = 0
+
+    def version(self) -> str:
+        try:
+            import onnxruntime as ort
+        except ImportError:
+            return "not installed"
+        return f"onnxruntime {ort.__version__} ({self.provider})"
+
+    def available(self):
+        try:
+            import onnxruntime as ort
+        except ImportError as exc:
+            return False, f"{self.needs}: onnxruntime does not import ({exc})"
+        providers = ort.get_available_providers()
+        if self.provider not in providers:
+            return False, (f"{self.needs}: {self.provider} not in "
+                           f"onnxruntime.get_available_providers() ({', '.join(providers)})")
+        return True, ""
+
+    def _key(self, form: OnnxTopK, k: int):
+        k_in_model = form.opset < 10 or self.k_constant
+        return (form, k if k_in_model else None)
+
+    def _session(self, form: OnnxTopK, k: int):
+        """The cached session for this form (and K when K is in the model); a session that
+        failed to build is cached as its exception and raised again."""
+        key = self._key(form, k)
+        if key not in self._sessions:
+            import onnxruntime as ort
+
+            model = build_topk_model(form, k=k, k_as_input=not self.k_constant)
+            try:
+                self._sessions[key] = ort.InferenceSession(
+                    model.SerializeToString(), session_options(self.provider),
+                    providers=[self.provider])
+                self.sessions_built += 1
+            except Exception as exc:  # a type without a kernel, or an invalid node
+                self._sessions[key] = exc
+        session = self._sessions[key]
+        if isinstance(session, Exception):
+            raise session
+        return session
+
+    def supports(self, case):
+        form = onnx_form(case)
+        if case.dtype not in dtypes.ONNX_ELEM_TYPES:
+            return f"{case.dtype} has no ONNX type"
+        try:
+            self._session(form, max(int(case.k), 1))
+        except Exception as exc:
+            if is_not_implemented(exc):
+                first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                return f"{self.name} has no TopK-{form.opset} kernel for {case.dtype}: {first_line}"
+        return None  # other build errors are the runtime rejecting the node: run() raises them
+
+    def run(self, case, x):
+        form = onnx_form(case)
+        try:
+            session = self._session(form, int(case.k))
+            feeds = {"X": _feed_value(x)}
+            if form.opset >= 10 and not self.k_constant:
+                feeds["K"] = np.array([case.k], dtype=np.int64)
+            values, indices = session.run(None, feeds)
+        except Exception as exc:
+            raise Rejected(f"{self.name}: {type(exc).__name__}: {exc}") from exc
+        if case.dtype == "bfloat16" and values.dtype != dtypes.numpy_dtype("bfloat16"):
+            values = values.view(dtypes.numpy_dtype("bfloat16"))
+        return values, indices
+
+    def close(self):
+        self._sessions.clear()
+
+
+def cpu() -> OnnxRuntimeTarget:
+    return OnnxRuntimeTarget("onnxruntime", "CPUExecutionProvider",
+                             "the onnxruntime package (pip install onnxruntime)")
+
+
+def cuda() -> OnnxRuntimeTarget:
+    return OnnxRuntimeTarget("onnxruntime-cuda", "CUDAExecutionProvider",
+                             "onnxruntime-gpu with an NVIDIA GPU, CUDA and cuDNN")
+
+
+def directml() -> OnnxRuntimeTarget:
+    # DirectML's native profile: the DML_FEATURE_LEVEL_5_0 table (64-bit types).
+    return OnnxRuntimeTarget("onnxruntime-directml", "DmlExecutionProvider",
+                             "onnxruntime-directml on Windows with a DirectX 12 GPU",
+                             k_constant=True, default_profile="dml:5.0")

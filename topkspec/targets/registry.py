@@ -1,0 +1,188 @@
+"""Finding a target by name: built-ins, entry points, import strings and file paths.
+
+`get_target(spec)` tries, in order:
+1. a built-in name (`reference`, `onnxruntime`, `torch`, ...);
+2. an entry point named `spec` in the group `topkspec.targets`;
+3. an import string `package.module:attr`;
+4. a file path `path/to/file.py:attr` (the file's directory goes on sys.path first, so it
+   can import the modules beside it).
+`attr` may be a Target instance, a Target subclass, a zero-argument factory returning a
+Target, or a plain `topk(x, *, axis, k, largest)` function (wrapped in CallableTarget).
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import os
+import sys
+from importlib import metadata
+from typing import Callable
+
+from topkspec.targets.base import CallableTarget, Target
+
+ENTRY_POINT_GROUP = "topkspec.targets"
+
+
+class TargetError(ValueError):
+    """A target name or import string that resolves to no target."""
+
+
+def _reference():
+    from topkspec.targets.reference import ReferenceTarget
+    return ReferenceTarget()
+
+
+def _onnx_reference():
+    from topkspec.targets.onnx_reference import OnnxReferenceTarget
+    return OnnxReferenceTarget()
+
+
+def _ort(kind: str):
+    def make():
+        from topkspec.targets import ort
+        return getattr(ort, kind)()
+    return make
+
+
+def _torch(kind: str):
+    def make():
+        from topkspec.targets import torch_target
+        return getattr(torch_target, kind)()
+    return make
+
+
+def _jax():
+    from topkspec.targets.jax_target import JaxTarget
+    return JaxTarget()
+
+
+def _openvino():
+    from topkspec.targets.openvino_target import OpenVinoTarget
+    return OpenVinoTarget()
+
+
+# Factories import their runtime only when called, so listing names costs nothing.
+BUILTIN_TARGETS: dict[str, Callable[[], Target]] = {
+    "reference": _reference,
+    "onnx-reference": _onnx_reference,
+    "onnxruntime": _ort("cpu"),
+    "onnxruntime-directml": _ort("directml"),
+    "onnxruntime-cuda": _ort("cuda"),
+    "torch": _torch("cpu"),
+    "torch-cuda": _torch("cuda"),
+    "jax": _jax,
+    "openvino": _openvino,
+}
+
+
+def entry_points() -> dict:
+    """Entry points of the `topkspec.targets` group by name."""
+    return {ep.name: ep for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def known_names() -> list[str]:
+    return list(BUILTIN_TARGETS) + sorted(set(entry_points()) - set(BUILTIN_TARGETS))
+
+
+def as_target(obj, name: str | None = None) -> Target:
+    """A Target from what an import string or entry point names (see the module text)."""
+    if isinstance(obj, Target):
+        return obj
+    if inspect.isclass(obj):
+        if issubclass(obj, Target):
+            return obj()
+        raise TargetError(f"{name or obj!r} is a class but not a topkspec Target subclass")
+    if not callable(obj):
+        raise TargetError(f"{name or obj!r} is neither a Target nor a callable")
+    if _takes_no_arguments(obj):
+        made = obj()
+        if not isinstance(made, Target):
+            raise TargetError(f"{name or obj!r} takes no arguments but returned {type(made).__name__}, not a Target")
+        return made
+    return CallableTarget(obj, name=name)
+
+
+def _takes_no_arguments(fn) -> bool:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return not any(p.default is inspect.Parameter.empty
+                   and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+                   for p in params) and not any(p.kind == p.VAR_POSITIONAL for p in params)
+
+
+def _attribute(module, attr: str, spec: str):
+    obj = module
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise TargetError(f"{spec!r}: {module.__name__} has no attribute {attr!r}") from None
+    return obj
+
+
+def _from_file(path: str, attr: str, spec: str) -> Target:
+    path = os.path.abspath(path)
+    if not os.path.isfile(path):
+        raise TargetError(f"{spec!r}: no file {path}")
+    directory = os.path.dirname(path)
+    if directory not in sys.path:
+        sys.path.insert(0, directory)  # so the plug-in can import the modules beside it
+    module_name = f"topkspec_plugin_{os.path.splitext(os.path.basename(path))[0]}"
+    module_spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[module_name] = module
+    try:
+        module_spec.loader.exec_module(module)
+    except Exception as exc:
+        del sys.modules[module_name]
+        raise TargetError(f"{spec!r}: importing {path} failed: {type(exc).__name__}: {exc}") from exc
+    return as_target(_attribute(module, attr, spec), name=attr)
+
+
+def _from_module(module_name: str, attr: str, spec: str) -> Target:
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise TargetError(f"{spec!r}: cannot import {module_name}: {exc}") from exc
+    return as_target(_attribute(module, attr, spec), name=attr)
+
+
+def get_target(spec: str) -> Target:
+    """The target `spec` names; raises TargetError (a ValueError) when it names none."""
+    if isinstance(spec, Target):
+        return spec
+    if not isinstance(spec, str) or not spec.strip():
+        raise TargetError(f"a target name must be a non-empty string, got {spec!r}")
+    spec = spec.strip()
+    if spec in BUILTIN_TARGETS:
+        return BUILTIN_TARGETS[spec]()
+    found = entry_points()
+    if spec in found:
+        try:
+            obj = found[spec].load()
+        except Exception as exc:
+            raise TargetError(f"entry point {spec!r} ({found[spec].value}) failed to load: "
+                              f"{type(exc).__name__}: {exc}") from exc
+        return as_target(obj, name=spec)
+    where, sep, attr = spec.rpartition(":")
+    if sep and where and attr and not os.path.isabs(attr):
+        if where.endswith(".py") or os.sep in where or "/" in where:
+            return _from_file(where, attr, spec)
+        return _from_module(where, attr, spec)
+    raise TargetError(f"unknown target {spec!r}: known targets are {', '.join(known_names())}; "
+                      f"or give package.module:attr or path/to/file.py:attr")
+
+
+def list_targets() -> list[Target]:
+    """Every built-in target and every target registered under the entry-point group
+    (one that fails to load is left out of the list; get_target reports why)."""
+    targets = [make() for make in BUILTIN_TARGETS.values()]
+    for name in sorted(set(entry_points()) - set(BUILTIN_TARGETS)):
+        try:
+            targets.append(get_target(name))
+        except TargetError:
+            continue
+    return targets

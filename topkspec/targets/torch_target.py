@@ -1,0 +1,94 @@
+"""The `torch` and `torch-cuda` targets: torch.topk on one device.
+
+torch.topk takes the dimension, `largest` and `sorted` directly, so ONNX cases pass
+through and DirectML cases run sorted. It returns int64 indices. Its documentation does
+not promise an order for tied values; the target reports what it does.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from topkspec import dtypes
+from topkspec.targets.base import Rejected, Target
+
+
+def to_torch(x: np.ndarray, device: str):
+    """numpy array to a tensor on `device` (bfloat16 travels as its 16 bits)."""
+    import torch
+
+    x = np.ascontiguousarray(x)
+    if dtypes.name_of(x.dtype) == "bfloat16":
+        return torch.from_numpy(x.view(np.int16)).view(torch.bfloat16).to(device)
+    return torch.from_numpy(x).to(device)
+
+
+def to_numpy(t) -> np.ndarray:
+    import torch
+
+    t = t.cpu()
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16).numpy().view(dtypes.numpy_dtype("bfloat16"))
+    return t.numpy()
+
+
+class TorchTarget(Target):
+    index_dtype = "int64"
+    default_profile = "onnx:24"  # dim, largest and sorted, bfloat16 included
+    validates = False  # torch.topk accepts k=0 (an empty result)
+
+    def __init__(self, name: str, device: str):
+        self.name = name
+        self.device = device
+        self._support: dict = {}
+
+    def version(self) -> str:
+        try:
+            import torch
+        except ImportError:
+            return "not installed"
+        return f"torch {torch.__version__} ({self.device})"
+
+    def available(self):
+        try:
+            import torch
+        except ImportError as exc:
+            return False, f"the torch package (pip install torch): {exc}"
+        if self.device == "cuda" and not torch.cuda.is_available():
+            return False, (f"torch built with CUDA and an NVIDIA GPU: torch.cuda.is_available() is "
+                           f"False (torch {torch.__version__})")
+        return True, ""
+
+    def supports(self, case):
+        """Probes each value type once: torch lacks topk kernels for some types."""
+        if case.dtype not in self._support:
+            import torch
+
+            probe = np.arange(3).astype(dtypes.numpy_dtype(case.dtype))
+            try:
+                torch.topk(to_torch(probe, self.device), 1)
+                self._support[case.dtype] = None
+            except Exception as exc:
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+                self._support[case.dtype] = (f"torch.topk on {self.device} has no kernel for "
+                                             f"{case.dtype}: {type(exc).__name__}: {first}")
+        return self._support[case.dtype]
+
+    def run(self, case, x):
+        import torch
+
+        sorted_ = case.sorted if case.family == "onnx" else True
+        try:
+            with torch.no_grad():
+                values, indices = torch.topk(to_torch(x, self.device), int(case.k), dim=case.axis,
+                                             largest=bool(case.largest), sorted=bool(sorted_))
+        except Exception as exc:
+            raise Rejected(f"{self.name}: {type(exc).__name__}: {exc}") from exc
+        return to_numpy(values), to_numpy(indices)
+
+
+def cpu() -> TorchTarget:
+    return TorchTarget("torch", "cpu")
+
+
+def cuda() -> TorchTarget:
+    return TorchTarget("torch-cuda", "cuda")
