@@ -62,12 +62,12 @@ class OnnxRuntimeTarget(Target):
     index_dtype = "int64"
 
     def __init__(self, name: str, provider: str, needs: str, *, k_constant: bool = False,
-                 default_profile: str = "onnx:24"):
+                 native_profile: str | None = None):
         self.name = name
         self.provider = provider
         self.needs = needs  # what it takes to make the provider available, for the reason
         self.k_constant = k_constant
-        self.default_profile = default_profile
+        self._native_profile = native_profile
         self._sessions: dict = {}  # key -> InferenceSession or the exception building it raised
         self.sessions_built = 0
 
@@ -88,6 +88,23 @@ class OnnxRuntimeTarget(Target):
             return False, (f"{self.needs}: {self.provider} not in "
                            f"onnxruntime.get_available_providers() ({', '.join(providers)})")
         return True, ""
+
+    @property
+    def default_profile(self) -> str:
+        """The given native profile, else the newest ONNX TopK version this provider runs
+        (float32, the one type every version has); onnx:24 when it cannot be asked."""
+        if self._native_profile is None:
+            self._native_profile = "onnx:24"
+            if self.available()[0]:
+                for opset in (24, 11, 10, 1):
+                    form = OnnxTopK(opset, "float32", 1, -1, True, True)
+                    try:
+                        self._session(form, 1)
+                    except Exception:
+                        continue
+                    self._native_profile = f"onnx:{opset}"
+                    break
+        return self._native_profile
 
     def _key(self, form: OnnxTopK, k: int):
         k_in_model = form.opset < 10 or self.k_constant
@@ -157,4 +174,4 @@ def directml() -> OnnxRuntimeTarget:
     # DirectML's native profile: the DML_FEATURE_LEVEL_5_0 table (64-bit types).
     return OnnxRuntimeTarget("onnxruntime-directml", "DmlExecutionProvider",
                              "onnxruntime-directml on Windows with a DirectX 12 GPU",
-                             k_constant=True, default_profile="dml:5.0")
+                             k_constant=True, native_profile="dml:5.0")

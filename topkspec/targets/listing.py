@@ -1,0 +1,92 @@
+"""What `topkspec targets` prints: every known target, whether it runs here and why not,
+its version, default profile, whether it validates, and its support matrix.
+
+The matrix asks each available target's `supports()` about a tiny case per value type the
+spec allows at each standard profile (ONNX opsets and DirectML feature levels).
+"""
+from __future__ import annotations
+
+from topkspec.spec.case import Case
+from topkspec.spec.profiles import STANDARD_PROFILES, parse_profile
+from topkspec.targets.base import Target
+from topkspec.targets.registry import list_targets
+
+
+def tiny_case(profile: str, dtype: str) -> Case:
+    """The smallest valid case of `dtype` at `profile`: a 4-D input of 3 along the last axis."""
+    from topkspec import spec
+
+    family = parse_profile(profile).family
+    op = "TOP_K1" if family == "dml" else "TopK"
+    index_dtype = spec.index_types(profile, op)[0]
+    return Case(profile, op, dtype, (1, 1, 1, 3), 3 if family == "dml" else -1, 1,
+                largest=True, sorted=True, index_dtype=index_dtype)
+
+
+def support_matrix(target: Target, profiles=STANDARD_PROFILES) -> dict:
+    """{profile: {"supported": [types], "unsupported": {type: reason}}} for the types each
+    profile allows."""
+    from topkspec import spec
+
+    matrix = {}
+    for profile in profiles:
+        op = "TOP_K1" if parse_profile(profile).family == "dml" else "TopK"
+        supported, unsupported = [], {}
+        for dtype in spec.value_types(profile, op):
+            case = tiny_case(profile, dtype)
+            if target.index_dtype:
+                case = case.with_(index_dtype=target.index_dtype)
+            try:
+                reason = target.supports(case)
+            except Exception as exc:  # a broken supports() is shown, not raised
+                reason = f"supports() raised {type(exc).__name__}: {exc}"
+            if reason is None:
+                supported.append(dtype)
+            else:
+                unsupported[dtype] = reason
+        matrix[profile] = {"supported": supported, "unsupported": unsupported}
+    return matrix
+
+
+def describe_target(target: Target) -> dict:
+    ok, reason = target.available()
+    return {
+        "name": target.name,
+        "available": ok,
+        "reason": reason,
+        "version": target.version(),
+        "default_profile": target.default_profile,
+        "validates": target.validates,
+        "index_dtype": target.index_dtype,
+        "support": support_matrix(target) if ok else {},
+    }
+
+
+def describe_targets(targets=None) -> list[dict]:
+    rows = []
+    for target in (list_targets() if targets is None else targets):
+        try:
+            rows.append(describe_target(target))
+        finally:
+            target.close()
+    return rows
+
+
+def format_targets(rows: list[dict]) -> str:
+    """A readable table: one block per target, one line per profile of its matrix."""
+    lines = []
+    for row in rows:
+        state = "available" if row["available"] else "unavailable"
+        lines.append(f"{row['name']}  [{state}]  {row['version']}")
+        if not row["available"]:
+            lines.append(f"    needs: {row['reason']}")
+            continue
+        lines.append(f"    default profile {row['default_profile']}; "
+                     f"validates: {'yes' if row['validates'] else 'no'}; "
+                     f"indices: {row['index_dtype'] or 'as the profile says'}")
+        for profile, cell in row["support"].items():
+            text = " ".join(cell["supported"]) or "-"
+            lines.append(f"    {profile:<8} {text}")
+            for dtype, reason in cell["unsupported"].items():
+                lines.append(f"    {'':<8}   no {dtype}: {reason}")
+    return "\n".join(lines)
