@@ -1,0 +1,53 @@
+"""Acceptance: valid descriptors run, invalid ones are refused.
+
+A target refuses an input by raising (targets raise `topkspec.targets.base.Rejected`; a plain
+callable may raise anything), so any exception counts as a refusal.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from topkspec import dtypes
+from topkspec.failures import ACCEPTS_INVALID, REJECTS_VALID, Violation
+
+
+def plain_input(case) -> np.ndarray:
+    """A small ramp of the case's type and shape (values repeat for short types)."""
+    dt = dtypes.numpy_dtype(case.dtype)
+    size = math.prod(case.shape)
+    return (np.arange(size) % 100).astype(dt).reshape(case.shape)
+
+
+def check_accepts_valid(case, run, x=None):
+    """out.valid_accepted: a valid case runs without being refused."""
+    x = plain_input(case) if x is None else x
+    try:
+        run(case, x)
+    except Exception as exc:
+        raise Violation("out.valid_accepted",
+                        f"out.valid_accepted: {case.describe()} is valid but was refused: "
+                        f"{type(exc).__name__}: {exc}",
+                        failure_class=REJECTS_VALID, expected="a result",
+                        actual=f"{type(exc).__name__}: {exc}") from exc
+
+
+def check_rejects_invalid(draw, run, x=None):
+    """out.invalid_rejected: a descriptor that breaks a rule is refused, not computed.
+    Applies to draws whose breakage a Case can carry (draw.case is not None)."""
+    case = draw.case
+    if case is None:
+        return
+    if x is None:
+        x = plain_input(case.with_(dtype=case.dtype if case.dtype in dtypes.ALL_VALUE_TYPES else "float32"))
+    try:
+        result = run(case, x)
+    except Exception:
+        return
+    rules = ("out.invalid_rejected",) + tuple(sorted(draw.rules))
+    shape = list(np.shape(result[0])) if isinstance(result, tuple) and result else None
+    raise Violation(rules,
+                    f"out.invalid_rejected: {case.describe()} breaks {', '.join(sorted(draw.rules))} "
+                    f"({draw.how}) but was accepted (values of shape {shape} returned)",
+                    failure_class=ACCEPTS_INVALID, expected="a refusal", actual=f"values of shape {shape}")

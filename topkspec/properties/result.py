@@ -1,0 +1,316 @@
+"""Properties of one result: check_<name>(case, x, values, indices) -> None or raises Violation.
+
+`check_result` runs the ones that apply to the case and the data, most specific first, so the
+violation it raises says the most precise thing that broke: shape and types, then index range
+and distinctness, gathered values, the selected multiset, order, ties, and exactness last.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from topkspec import dtypes
+from topkspec.failures import Violation
+from topkspec.properties.sequences import (
+    as_numbers, at, bits, is_float, keys, nan_mask, rows, same_bits, show, where,
+)
+from topkspec.reference import reference_topk
+
+
+def _short(row, limit=8) -> str:
+    items = [show(v) for v in row[:limit]]
+    return "[" + ", ".join(items) + (", ..." if len(row) > limit else "") + "]"
+
+
+def _first(mask: np.ndarray) -> tuple[int, int]:
+    r, p = np.argwhere(mask)[0]
+    return int(r), int(p)
+
+
+def _type_name(arr) -> str:
+    try:
+        return dtypes.name_of(np.asarray(arr).dtype)
+    except ValueError:
+        return str(np.asarray(arr).dtype)
+
+
+def _direction(case) -> str:
+    return "largest" if case.largest else "smallest"
+
+
+def _reference(case, x):
+    return reference_topk(x, axis=case.norm_axis, k=case.k, largest=case.largest)
+
+
+# -- shape and types ------------------------------------------------------------------------
+
+def check_shape(case, x, values, indices):
+    """out.shape: both outputs have the input's shape with the axis set to K."""
+    for name, arr in (("values", values), ("indices", indices)):
+        shape = tuple(np.shape(arr))
+        if shape != case.out_shape:
+            raise Violation("out.shape",
+                            f"out.shape: {name} has shape {list(shape)}, expected {list(case.out_shape)} "
+                            f"(input {list(case.shape)} with axis {case.norm_axis} set to K={case.k})",
+                            where={"output": name}, expected=list(case.out_shape), actual=list(shape))
+
+
+def check_dtypes(case, x, values, indices):
+    """out.dtype.values, out.dtype.indices: values of the input's type, indices of the index type."""
+    got = _type_name(values)
+    if got != case.dtype:
+        raise Violation("out.dtype.values", f"out.dtype.values: values are {got}, expected {case.dtype}",
+                        where={"output": "values"}, expected=case.dtype, actual=got)
+    got = _type_name(indices)
+    if got != case.index_dtype:
+        raise Violation("out.dtype.indices", f"out.dtype.indices: indices are {got}, expected {case.index_dtype}",
+                        where={"output": "indices"}, expected=case.index_dtype, actual=got)
+
+
+# -- decomposed checks ------------------------------------------------------------------------
+
+def check_indices(case, x, values, indices):
+    """out.indices.range_distinct, out.indices.base: each sequence's indices lie in
+    [0, axis size), counted from the start of the sequence, and are distinct."""
+    idx, outer = rows(case, as_numbers(indices))
+    n = case.axis_size
+    bad = (idx < 0) | (idx >= n)
+    if is_float(idx):
+        bad |= idx != np.floor(idx)
+    if bad.any():
+        r, p = _first(bad)
+        raise Violation(("out.indices.range_distinct", "out.indices.base"),
+                        f"out.indices.range_distinct: {at(outer, r, p)}: index {show(idx[r, p])} is not an "
+                        f"index of the sequence (expected 0 <= index < {n}, counted from the sequence start)",
+                        where=where(outer, r, p), expected=f"0 <= index < {n}", actual=idx[r, p])
+    ordered = np.sort(idx, axis=1)
+    dup = ordered[:, 1:] == ordered[:, :-1]
+    if dup.any():
+        r, p = _first(dup)
+        value = ordered[r, p]
+        positions = [int(i) for i in np.flatnonzero(idx[r] == value)]
+        raise Violation("out.indices.range_distinct",
+                        f"out.indices.range_distinct: {at(outer, r, positions[1])}: index {show(value)} "
+                        f"appears at positions {positions}; expected distinct indices",
+                        where=where(outer, r, positions[1]), expected="distinct indices",
+                        actual=idx[r].tolist())
+
+
+def _gathered(case, x, indices):
+    xr, outer = rows(case, x)
+    ir, _ = rows(case, np.asarray(indices).astype(np.int64))
+    return np.take_along_axis(xr, ir, axis=1), xr, ir, outer
+
+
+def _match(a, b) -> np.ndarray:
+    """a equals b bit for bit (any NaN matching any NaN); across types, by value."""
+    if a.dtype == b.dtype:
+        return same_bits(a, b, nan_equal=True)
+    ka, kb = keys(a), keys(b)
+    return (ka == kb) | (nan_mask(a) & nan_mask(b))
+
+
+def check_gather(case, x, values, indices):
+    """out.values.gather: each value is the input element at its index, bit for bit."""
+    check_indices(case, x, values, indices)
+    got, xr, ir, outer = _gathered(case, x, indices)
+    vr, _ = rows(case, values)
+    bad = ~_match(vr, got)
+    if not bad.any():
+        return
+    r, p = _first(bad)
+    rules = ["out.values.gather"]
+    hint = ""
+    shifted = ir[r] - 1
+    if (shifted >= 0).all() and _match(vr[r], xr[r][shifted]).all():
+        rules.append("out.indices.base")
+        hint = " (the values match the indices minus one: indices look 1-based)"
+    raise Violation(tuple(rules),
+                    f"out.values.gather: {at(outer, r, p)}: value {show(vr[r, p])} is not the input "
+                    f"element at its index {int(ir[r, p])}, which is {show(got[r, p])}{hint}",
+                    where=where(outer, r, p), expected=got[r, p], actual=vr[r, p])
+
+
+def check_select(case, x, values, indices):
+    """out.values.select: the values are the K largest (smallest) of each sequence, as a multiset."""
+    ref_values, _ = _reference(case, x)
+    vr, outer = rows(case, keys(values))
+    rr, _ = rows(case, keys(ref_values))
+    got, want = np.sort(vr, axis=1), np.sort(rr, axis=1)
+    bad = (got != want).any(axis=1)
+    if bad.any():
+        r = int(np.flatnonzero(bad)[0])
+        order = slice(None, None, -1) if case.largest else slice(None)
+        raise Violation("out.values.select",
+                        f"out.values.select: {at(outer, r)}: expected the {case.k} {_direction(case)} values "
+                        f"{_short(want[r][order])}, got {_short(got[r][order])}",
+                        where=where(outer, r), expected=want[r][order], actual=got[r][order])
+
+
+def check_order(case, x, values, indices):
+    """out.order: values descending for largest/DECREASING, ascending otherwise (when sorted)."""
+    if not case.sorted:
+        return
+    vr, outer = rows(case, keys(values))
+    bad = vr[:, :-1] < vr[:, 1:] if case.largest else vr[:, :-1] > vr[:, 1:]
+    if bad.any():
+        r, p = _first(bad)
+        op = ">=" if case.largest else "<="
+        raise Violation("out.order",
+                        f"out.order: {at(outer, r, p)}: expected {show(vr[r, p])} {op} next, "
+                        f"got {show(vr[r, p])} then {show(vr[r, p + 1])}",
+                        where=where(outer, r, p), expected=f"{op} {show(vr[r, p])}", actual=vr[r, p + 1])
+
+
+def _signed_zeros(*scalars) -> bool:
+    """True when the values are zeros of both signs."""
+    arr = np.array([float(s) for s in scalars])
+    return bool((arr == 0).all() and np.signbit(arr).any() and not np.signbit(arr).all())
+
+
+def check_ties(case, x, values, indices):
+    """out.ties.index_order, out.ties.signed_zero: equal values come out in ascending index
+    order, the lower indices are the ones selected, and -0.0 ties with +0.0."""
+    check_indices(case, x, values, indices)
+    vr, outer = rows(case, keys(values))
+    ir, _ = rows(case, np.asarray(indices).astype(np.int64))
+    if case.sorted:
+        bad = (vr[:, :-1] == vr[:, 1:]) & (ir[:, :-1] > ir[:, 1:])
+        if bad.any():
+            r, p = _first(bad)
+            raw, _ = rows(case, values)
+            rules = ["out.ties.index_order"]
+            if _signed_zeros(raw[r, p], raw[r, p + 1]):
+                rules.append("out.ties.signed_zero")
+            raise Violation(tuple(rules),
+                            f"out.ties.index_order: {at(outer, r, p)}: equal values {show(raw[r, p])} and "
+                            f"{show(raw[r, p + 1])} at indices {ir[r, p]} then {ir[r, p + 1]}: expected "
+                            f"ascending index order",
+                            where=where(outer, r, p), expected=sorted([int(ir[r, p]), int(ir[r, p + 1])]),
+                            actual=[int(ir[r, p]), int(ir[r, p + 1])])
+    # The K-th place: every input element equal to the last value kept that has a lower index
+    # than a kept equal element must be kept too. The last value kept is the boundary when
+    # sorted; when unsorted, the boundary is the least extreme value kept.
+    xr, _ = rows(case, keys(x))
+    boundary = (vr.min(axis=1) if case.largest else vr.max(axis=1))
+    n = xr.shape[1]
+    equal = xr == boundary[:, None]
+    kept = np.zeros(xr.shape, dtype=bool)
+    np.put_along_axis(kept, ir, True, axis=1)
+    pos = np.arange(n)
+    last_kept = np.where(equal & kept, pos, -1).max(axis=1)
+    first_left = np.where(equal & ~kept, pos, n).min(axis=1)
+    bad_rows = first_left < last_kept
+    if bad_rows.any():
+        r = int(np.flatnonzero(bad_rows)[0])
+        raw, _ = rows(case, x)
+        low, high = int(first_left[r]), int(last_kept[r])
+        rules = ["out.ties.index_order"]
+        if _signed_zeros(raw[r, low], raw[r, high]):
+            rules.append("out.ties.signed_zero")
+        raise Violation(tuple(rules),
+                        f"out.ties.index_order: {at(outer, r)}: the equal values at indices {low} "
+                        f"({show(raw[r, low])}) and {high} ({show(raw[r, high])}) compete for the last places; "
+                        f"expected index {low} kept, got index {high} kept instead",
+                        where=where(outer, r), expected=low, actual=high)
+
+
+def check_exact(case, x, values, indices):
+    """out.exact: with NaN-free input, values and indices equal the reference bit for bit."""
+    ref_values, ref_indices = _reference(case, x)
+    vr, outer = rows(case, values)
+    rv, _ = rows(case, ref_values)
+    ir, _ = rows(case, as_numbers(indices))
+    ri, _ = rows(case, ref_indices)
+    value_bad = ~_match(vr, rv) if vr.dtype != rv.dtype else bits(vr) != bits(rv)
+    bad = value_bad | (ir != ri)
+    if bad.any():
+        r, p = _first(bad)
+        raise Violation("out.exact",
+                        f"out.exact: {at(outer, r, p)}: expected value {show(rv[r, p])} at index {int(ri[r, p])}, "
+                        f"got value {show(vr[r, p])} at index {show(ir[r, p])}",
+                        where=where(outer, r, p), expected=[rv[r, p], int(ri[r, p])], actual=[vr[r, p], ir[r, p]])
+
+
+# -- ONNX sorted=0 and NaN ------------------------------------------------------------------------
+
+def check_unsorted_set(case, x, values, indices):
+    """out.unsorted.set: with sorted=0, the (index, value) pairs of each sequence are those of
+    the reference, in any order."""
+    check_gather(case, x, values, indices)
+    _, ref_indices = _reference(case, x)
+    ir, outer = rows(case, as_numbers(indices))
+    ri, _ = rows(case, ref_indices)
+    got, want = np.sort(ir, axis=1), np.sort(ri, axis=1)
+    bad = (got != want).any(axis=1)
+    if bad.any():
+        r = int(np.flatnonzero(bad)[0])
+        raise Violation("out.unsorted.set",
+                        f"out.unsorted.set: {at(outer, r)}: expected the indices {_short(want[r])} in any "
+                        f"order, got {_short(got[r])}",
+                        where=where(outer, r), expected=want[r], actual=got[r])
+
+
+def check_nan_policy_free(case, x, values, indices):
+    """out.nan.unspecified: with NaN present, indices in range and distinct, values gathered
+    from the input, and the non-NaN values returned are the top non-NaN values, in order."""
+    check_gather(case, x, values, indices)
+    vr, outer = rows(case, keys(values))
+    xr, _ = rows(case, keys(x))
+    fill = -np.inf if case.largest else np.inf
+    # The non-NaN values returned, moved to the front in the order they came.
+    vnan = nan_mask(vr)
+    front = np.take_along_axis(vr, np.argsort(vnan, axis=1, kind="stable"), axis=1)
+    count = (~vnan).sum(axis=1)
+    want = np.sort(np.where(nan_mask(xr), fill, xr), axis=1)
+    if case.largest:
+        want = want[:, ::-1]
+    want = want[:, :vr.shape[1]]
+    if not case.sorted:  # any order: compare the returned non-NaN values sorted by direction
+        front = np.sort(np.where(nan_mask(front), fill, front), axis=1)
+        if case.largest:
+            front = front[:, ::-1]
+    used = np.arange(vr.shape[1])[None, :] < count[:, None]
+    bad = used & (front != want)
+    if bad.any():
+        r, p = _first(bad)
+        raise Violation("out.nan.unspecified",
+                        f"out.nan.unspecified: {at(outer, r, p)}: non-NaN value number {p} returned is "
+                        f"{show(front[r, p])}; the non-NaN values returned must be the {_direction(case)} "
+                        f"non-NaN input values in order, so expected {show(want[r, p])}",
+                        where=where(outer, r, p), expected=want[r, p], actual=front[r, p])
+
+
+# -- all of them ------------------------------------------------------------------------
+
+def has_nan(x) -> bool:
+    return bool(nan_mask(np.asarray(x)).any())
+
+
+def result_checks(case, x) -> list:
+    """The single-result checks that apply to the case and input, most specific first."""
+    checks = [check_shape, check_dtypes, check_indices, check_gather]
+    if has_nan(x):
+        return checks + [check_nan_policy_free]
+    if not case.sorted:
+        return checks + [check_select, check_ties, check_unsorted_set]
+    return checks + [check_select, check_order, check_ties, check_exact]
+
+
+def check_result(case, x, values, indices):
+    """Every single-result check that applies; raises the most specific violation."""
+    for check in result_checks(case, x):
+        check(case, x, values, indices)
+
+
+def result_violations(case, x, values, indices) -> list[Violation]:
+    """Every applicable check's violation, most specific first (the checks after a wrong
+    shape cannot run, so a shape violation ends the list)."""
+    found = []
+    for check in result_checks(case, x):
+        try:
+            check(case, x, values, indices)
+        except Violation as violation:
+            found.append(violation)
+            if check is check_shape:
+                break
+    return found

@@ -1,0 +1,81 @@
+"""Views the properties share: outputs as rows of sequences, bit patterns, comparable keys."""
+from __future__ import annotations
+
+import numpy as np
+
+from topkspec import dtypes
+
+
+def rows(case, arr) -> tuple[np.ndarray, tuple]:
+    """`arr` with the case's axis moved last and the other axes flattened: (rows, outer shape).
+    Row r is the sequence at `sequence_of(outer, r)`."""
+    moved = np.moveaxis(np.asarray(arr), case.norm_axis, -1)
+    return moved.reshape(-1, moved.shape[-1]), moved.shape[:-1]
+
+
+def sequence_of(outer: tuple, row: int) -> tuple:
+    """The index of row `row` over the non-axis dimensions, e.g. (0, 2)."""
+    if not outer:
+        return ()
+    return tuple(int(i) for i in np.unravel_index(int(row), outer))
+
+
+def where(outer, row, position=None) -> dict:
+    out = {"sequence": sequence_of(outer, row)}
+    if position is not None:
+        out["position"] = int(position)
+    return out
+
+
+def at(outer, row, position=None) -> str:
+    """'sequence (0, 2) position 1' for messages."""
+    text = f"sequence {sequence_of(outer, row)}"
+    return text if position is None else f"{text} position {int(position)}"
+
+
+def is_float(arr: np.ndarray) -> bool:
+    return arr.dtype.kind not in "iub"
+
+
+def keys(arr: np.ndarray) -> np.ndarray:
+    """Values in a type numpy compares exactly: integers as they are, every float type as
+    float64 (float16 and bfloat16 widen without rounding)."""
+    arr = np.asarray(arr)
+    return arr.astype(np.float64) if is_float(arr) else arr
+
+
+def bits(arr: np.ndarray) -> np.ndarray:
+    """The raw bit patterns (so -0.0 differs from +0.0), as unsigned integers."""
+    arr = np.ascontiguousarray(arr)
+    return arr.view(f"u{arr.dtype.itemsize}")
+
+
+def nan_mask(arr: np.ndarray) -> np.ndarray:
+    arr = np.asarray(arr)
+    return np.isnan(arr.astype(np.float64)) if is_float(arr) else np.zeros(arr.shape, dtype=bool)
+
+
+def same_bits(a: np.ndarray, b: np.ndarray, *, nan_equal=False) -> np.ndarray:
+    """Elementwise: a and b have the same bits (any NaN matches any NaN when nan_equal)."""
+    same = bits(a) == bits(b)
+    if nan_equal and is_float(a):
+        same |= nan_mask(a) & nan_mask(b)
+    return same
+
+
+def show(value) -> str:
+    """A number as a person reads it: -0.0 keeps its sign, integers print whole."""
+    if isinstance(value, np.generic) and dtypes.name_of(value.dtype) == "bfloat16":
+        value = float(value)
+    if isinstance(value, (np.floating, float)):
+        return repr(float(value))
+    if isinstance(value, (np.integer, int)):
+        return str(int(value))
+    return repr(value)
+
+
+def as_numbers(indices) -> np.ndarray:
+    """Indices as numpy compares them with bounds: integer types as they are (uint64 beyond
+    2**63 stays exact), anything else as float64."""
+    indices = np.asarray(indices)
+    return indices if indices.dtype.kind in "iu" else indices.astype(np.float64)
