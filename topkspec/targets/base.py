@@ -23,8 +23,9 @@ class Target:
     name: str = "target"
     #: profile the target is judged by when the user gives none ("onnx:11", "dml:5.0").
     default_profile: str = "dml:5.0"
-    #: True when the target rejects invalid input (K or axis out of range) with an
-    #: exception, so rejection checks apply to it.
+    #: True when the target rejects invalid input (K above the axis size, an axis out of
+    #: range) with an exception, so rejection checks apply to it. Some that validate
+    #: still accept K=0, which the spec forbids: the rejection checks report it.
     validates: bool = False
     #: True when the target runs native code that may crash or hang (run it isolated).
     native: bool = False

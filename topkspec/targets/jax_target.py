@@ -48,6 +48,7 @@ class JaxTarget(Target):
     name = "jax"
     default_profile = "dml:5.0"  # one sorted form with a direction, like TOP_K1
     index_dtype = "int64"
+    validates = True  # refuses K above the size and an out-of-range axis (accepts K=0)
 
     def version(self) -> str:
         try:

@@ -31,7 +31,7 @@ class OpenVinoTarget(Target):
     default_profile = "onnx:11"  # TopK-11 semantics; OpenVINO has its own opset numbering
     index_dtype = "int64"
     native = True
-    validates = True  # refuses K < 1, K > size and an out-of-range axis
+    validates = True  # refuses K=0, K above the size and an out-of-range axis
 
     def __init__(self, device: str = "CPU"):
         self.device = device

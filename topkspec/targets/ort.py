@@ -57,7 +57,7 @@ def _feed_value(x: np.ndarray):
 
 
 class OnnxRuntimeTarget(Target):
-    validates = True
+    validates = True  # refuses K above the size and an out-of-range axis (the CPU provider accepts K=0)
     native = True
     index_dtype = "int64"
 

@@ -34,7 +34,7 @@ def to_numpy(t) -> np.ndarray:
 class TorchTarget(Target):
     index_dtype = "int64"
     default_profile = "onnx:24"  # dim, largest and sorted, bfloat16 included
-    validates = False  # torch.topk accepts k=0 (an empty result)
+    validates = True  # refuses K above the size and an out-of-range dim (accepts K=0)
 
     def __init__(self, name: str, device: str):
         self.name = name
