@@ -6,8 +6,12 @@ the input's own bits. Negating is not such a key: it overflows the minimum of a 
 type, wraps unsigned types, and turns the tie -0.0 == +0.0 into two different keys. So:
 - integers: bitwise not (~x == -x - 1 for signed, max - x for unsigned) reverses the
   order exactly, in the same type;
-- floats: -x with both zeros mapped to +0.0 (they stay tied) and every NaN mapped to a
-  negative NaN, which lax.top_k ranks below -inf: NaN comes last, as the reference has it.
+- floats: the bits as a signed integer of the same width, made monotonic in the value
+  (negative numbers have their magnitude bits flipped), with both zeros mapped to 0 (they
+  stay tied) and every NaN to the integer maximum, then bitwise not. All integer work: XLA
+  on the CPU treats subnormals as zero in float arithmetic and comparisons, so a float
+  key would tie a subnormal with zero.
+So NaN comes last in the smallest form, as the reference has it.
 64-bit types run with jax's x64 mode enabled for the call only.
 """
 from __future__ import annotations
@@ -22,12 +26,21 @@ from topkspec.targets.base import Rejected, Target
 
 def smallest_key(x):
     """A key whose largest entries are the smallest entries of `x` (see the module text)."""
+    import jax
     import jax.numpy as jnp
 
     if jnp.issubdtype(x.dtype, jnp.integer):
         return ~x
-    negated = jnp.where(x == 0, jnp.zeros_like(x), -x)
-    return jnp.where(jnp.isnan(x), jnp.array(-jnp.nan, dtype=x.dtype), negated)
+    width = jnp.dtype(x.dtype).itemsize * 8
+    signed = jnp.dtype(f"int{width}")
+    top = jnp.array(jnp.iinfo(signed).max, dtype=signed)
+    as_int = jax.lax.bitcast_convert_type(x, signed)
+    magnitude = as_int & top
+    exponent_all_ones = jax.lax.bitcast_convert_type(jnp.array(jnp.inf, dtype=x.dtype), signed)
+    monotonic = jnp.where(as_int < 0, as_int ^ top, as_int)
+    monotonic = jnp.where(magnitude == 0, jnp.zeros_like(monotonic), monotonic)  # -0.0 ties +0.0
+    monotonic = jnp.where(magnitude > exponent_all_ones, top, monotonic)  # every NaN on top
+    return ~monotonic
 
 
 @partial(__import__("jax").jit, static_argnames=("k", "axis", "largest"))
