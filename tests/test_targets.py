@@ -1,8 +1,6 @@
 """Every built-in target against the DirectML worked examples, ONNX's backend TopK cases,
 its own support declaration and its `validates` claim. Unavailable targets skip with
 the reason they give."""
-from functools import lru_cache
-
 import numpy as np
 import pytest
 
@@ -10,6 +8,7 @@ from topkspec import dtypes, reference_topk
 from topkspec.spec import Case
 from topkspec.spec.tables import DML_WORKED_EXAMPLES
 from topkspec.targets import BUILTIN_TARGETS, Rejected, get_target
+from topkspec.targets.onnx_cases import onnx_backend_topk_cases
 
 
 @pytest.fixture(scope="module", params=list(BUILTIN_TARGETS))
@@ -64,30 +63,6 @@ def test_dml_worked_examples(request, target, example):
     values, indices = target.run(case, np.array(example["input"], dtype=np.float32))
     assert_same("values", np.array(example["values"], dtype=np.float32), values)
     assert_same("indices", np.array(example["indices"], dtype=case.index_dtype), indices)
-
-
-@lru_cache(maxsize=1)
-def onnx_backend_topk_cases():
-    """(name, Case, inputs, outputs) for each of ONNX's backend TopK test cases."""
-    import onnx
-    from onnx.backend.test.case.node import collect_testcases
-
-    found = []
-    for test in collect_testcases():
-        if not test.name.startswith("test_top_k"):
-            continue
-        model = test.model
-        node = model.graph.node[0]
-        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
-        opset = next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
-        for inputs, outputs in test.data_sets:
-            x = inputs[0]
-            k = int(attrs["k"]) if opset < 10 else int(np.asarray(inputs[1]).reshape(-1)[0])
-            case = Case(f"onnx:{opset}", "TopK", dtypes.name_of(x.dtype), x.shape, int(attrs.get("axis", -1)),
-                        k, largest=bool(attrs.get("largest", 1)), sorted=bool(attrs.get("sorted", 1)),
-                        index_dtype="int64")
-            found.append((test.name, case, x, outputs))
-    return found
 
 
 def test_onnx_backend_cases_are_found():
