@@ -1,6 +1,6 @@
 """The `openvino` target: OpenVINO's TopK (opset 11) compiled for the CPU device.
 
-One compiled model per signature, with dynamic input dimensions and K as a scalar input.
+One compiled model and infer request per signature, with dynamic input dimensions and K as a scalar input.
 ONNX and DirectML semantics map onto the node's attributes: mode max/min from the
 direction, sort "value" (or "none" for ONNX sorted=0), index_element_type i64, and
 stable=True, the attribute that asks for tied values in ascending index order. The CPU
@@ -24,6 +24,18 @@ _OV_TYPES = {
 # uint32 2**32-1 as -1 cast back, float64 inf as float32 max); tests/test_targets_openvino.py
 # shows it.
 NARROWED_ON_CPU = {"float64": "float32", "int64": "int32", "uint64": "int32", "uint32": "int32"}
+
+
+def input_tensor(x: np.ndarray):
+    """`x` as the infer request takes it. A bfloat16 array given directly is converted by
+    value to float16 (losing range), so bf16 goes in as a bf16 Tensor holding x's bits."""
+    if dtypes.name_of(x.dtype) != "bfloat16":
+        return np.ascontiguousarray(x)
+    import openvino as ov
+
+    tensor = ov.Tensor(ov.Type.bf16, ov.Shape(list(x.shape)))
+    tensor.data[...] = np.ascontiguousarray(x).view(np.float16)  # bits, not values
+    return tensor
 
 
 class OpenVinoTarget(Target):
@@ -70,8 +82,8 @@ class OpenVinoTarget(Target):
                                 sort="value" if sorted_ else "none", index_element_type="i64",
                                 stable=True)
                 model = ov.Model([node.output(0), node.output(1)], [x, k], "topk")
-                self._compiled[key] = self._core.compile_model(
-                    model, self.device, {"INFERENCE_PRECISION_HINT": "f32"})
+                compiled = self._core.compile_model(model, self.device, {"INFERENCE_PRECISION_HINT": "f32"})
+                self._compiled[key] = (compiled, compiled.create_infer_request())
             except Exception as exc:  # an invalid axis fails while building the node
                 self._compiled[key] = exc
         compiled = self._compiled[key]
@@ -90,12 +102,13 @@ class OpenVinoTarget(Target):
     def run(self, case, x):
         sorted_ = case.sorted if case.family == "onnx" else True
         try:
-            compiled = self._model(case.dtype, case.rank, int(case.axis), bool(case.largest), bool(sorted_))
-            result = compiled({"X": np.ascontiguousarray(x), "K": np.array(case.k, dtype=np.int64)})
-            values, indices = (np.array(result[out]) for out in compiled.outputs)
+            compiled, request = self._model(case.dtype, case.rank, int(case.axis), bool(case.largest),
+                                            bool(sorted_))
+            request.infer({"X": input_tensor(x), "K": np.array(case.k, dtype=np.int64)})
+            values, indices = (request.get_output_tensor(i).data.copy() for i in range(2))
         except Exception as exc:
             raise Rejected(f"openvino: {type(exc).__name__}: {exc}") from exc
-        if case.dtype == "bfloat16":  # OpenVINO hands bf16 back as 16-bit words typed float16
+        if case.dtype == "bfloat16":  # a bf16 tensor's data is its 16-bit words typed float16
             values = values.view(dtypes.numpy_dtype("bfloat16"))
         return values, indices
 

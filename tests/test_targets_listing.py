@@ -1,0 +1,64 @@
+"""`topkspec targets`: every known target with availability, version, profile and matrix."""
+import json
+import os
+
+import pytest
+
+from topkspec.targets import BUILTIN_TARGETS, get_target
+from topkspec.targets.listing import describe_targets, format_targets, support_matrix, tiny_case
+
+FILE_PLUGIN = os.path.join(os.path.dirname(__file__), "plugins", "file_plugin.py")
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return describe_targets()
+
+
+def test_every_builtin_is_listed_with_its_fields(rows):
+    by_name = {row["name"]: row for row in rows}
+    assert list(by_name)[:len(BUILTIN_TARGETS)] == list(BUILTIN_TARGETS)
+    for row in rows:
+        assert set(row) >= {"name", "available", "reason", "version", "default_profile", "validates", "support"}
+        if row["available"]:
+            assert row["reason"] == "" and row["support"], f"{row['name']}: available needs a matrix"
+        else:
+            assert row["reason"] and row["support"] == {}, f"{row['name']}: unavailable needs a reason"
+    json.dumps(rows)  # `topkspec targets --json` prints them
+
+
+def test_reference_supports_every_type_the_spec_allows(rows):
+    from topkspec import spec
+
+    matrix = next(r for r in rows if r["name"] == "reference")["support"]
+    assert matrix["dml:5.0"]["supported"] == spec.value_types("dml:5.0", "TOP_K1")
+    assert matrix["onnx:24"]["supported"] == spec.value_types("onnx:24", "TopK")
+    assert all(not cell["unsupported"] for cell in matrix.values())
+
+
+def test_matrix_splits_types_by_supports():
+    class NoUnsigned(type(get_target(f"{FILE_PLUGIN}:instance"))):
+        def supports(self, case):
+            return "no unsigned types" if case.dtype.startswith("u") else None
+
+    matrix = support_matrix(NoUnsigned(), profiles=["dml:3.1", "onnx:10"])
+    assert matrix["dml:3.1"]["supported"] == ["float32", "float16", "int32", "int16", "int8"]
+    assert matrix["dml:3.1"]["unsupported"] == {t: "no unsigned types" for t in ("uint32", "uint16", "uint8")}
+    assert matrix["onnx:10"] == {"supported": ["float64", "float32", "float16"], "unsupported": {}}
+
+
+def test_tiny_cases_are_valid_at_their_profile():
+    from topkspec import spec
+
+    for profile in ("dml:2.1", "dml:5.0", "onnx:1", "onnx:24"):
+        case = tiny_case(profile, "float32")
+        assert spec.validate(case) == [], f"{profile}: {spec.validate(case)}"
+
+
+def test_format_shows_reasons_and_matrix(rows):
+    text = format_targets(rows)
+    for row in rows:
+        assert row["name"] in text
+        if not row["available"]:
+            assert f"needs: {row['reason']}" in text
+    assert "onnx:24" in text and "validates: yes" in text
