@@ -28,9 +28,12 @@ def where(outer, row, position=None) -> dict:
 
 
 def at(outer, row, position=None) -> str:
-    """'sequence (0, 2) position 1' for messages."""
-    text = f"sequence {sequence_of(outer, row)}"
-    return text if position is None else f"{text} position {int(position)}"
+    """'sequence (0, 2) position 1' for messages ('position 1' for a rank-1 input, whose
+    only sequence is the whole tensor)."""
+    parts = [f"sequence {sequence_of(outer, row)}"] if outer else []
+    if position is not None:
+        parts.append(f"position {int(position)}")
+    return " ".join(parts) or "the sequence"
 
 
 def is_float(arr: np.ndarray) -> bool:

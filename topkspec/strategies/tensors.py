@@ -52,6 +52,27 @@ def special_values(dtype: str, *, allow_nan: bool = False) -> list:
     return values
 
 
+def collision_pairs(dtype: str) -> list[list]:
+    """Pairs of distinct values of `dtype` that become equal when converted to a narrower type
+    (or to the float type of the same width), for implementations that compute in another type."""
+    pairs = {
+        "float64": [[1.0, 1.0 + 2.0**-30], [16777216.0, 16777217.0]],  # equal in float32
+        "float32": [[1.0, 1.0 + 2.0**-12], [2048.0, 2049.0],  # equal in float16
+                    [1.0, 1.0 + 2.0**-9]],  # equal in bfloat16
+        "float16": [[1.0, 1.0 + 2.0**-10], [-0.0, 0.0]],
+        "bfloat16": [[1.0, 1.0 + 2.0**-7], [-0.0, 0.0]],
+        "int64": [[2**53, 2**53 + 1], [2**63 - 2, 2**63 - 1], [-(2**63), 0]],
+        "uint64": [[2**53, 2**53 + 1], [2**64 - 2, 2**64 - 1], [2**63, 0]],
+        "int32": [[2**24, 2**24 + 1], [-(2**31), 0]],
+        "uint32": [[2**24, 2**24 + 1], [2**31, 0]],
+        "int16": [[2048, 2049], [-(2**15), 0]],
+        "uint16": [[2048, 2049], [2**15, 0]],
+        "int8": [[-128, 0], [-128, 127]],  # -(-128) overflows back to -128
+        "uint8": [[128, 0], [255, 1]],
+    }
+    return pairs[dtypes.canonical(dtype)]
+
+
 def _finfo(dtype: str) -> dict:
     dt = dtypes.numpy_dtype(dtype)
     if dtype == "bfloat16":
@@ -107,65 +128,68 @@ def tie_density(x: np.ndarray) -> str:
 
 
 def _random_values(rng, dtype: str, size: int) -> np.ndarray:
-    """`size` values spread over the type's range (floats: normal scale with wide exponents)."""
+    """`size` values spread over the type's range (floats: normal scale with wide exponents).
+    Element i depends only on the generator and i, not on `size`."""
     dt = dtypes.numpy_dtype(dtype)
     if dt.kind in "iu":
         info = np.iinfo(dt)
         return rng.integers(int(info.min), int(info.max), size=size, dtype=dt, endpoint=True)
     top = min(20, int(math.log2(_finfo(dtype)["max"])) - 2)  # float16 tops out near 2**16
-    scale = np.exp2(rng.integers(-top, top, size=size)).astype(np.float64)
-    return (rng.standard_normal(size) * scale).astype(dt)
+    u = rng.random((size, 3))  # one row per element keeps element i independent of size
+    scale = np.exp2(np.floor(u[:, 0] * 2 * top) - top)
+    normal = np.sqrt(-2 * np.log1p(-u[:, 1])) * np.cos(2 * np.pi * u[:, 2])  # Box-Muller
+    return (normal * scale).astype(dt)
 
 
-_PATTERNS = ("pool", "random", "random+pool", "ascending", "descending")
+# How an array is built. "cycle": the pool repeated in order (every pool value sits in the
+# first positions, so a failing array shrinks to a short one); "pool": values drawn at random
+# from the pool (ties in random places); "direct": each element drawn on its own (small arrays
+# only; larger ones read it as "pool"); the rest start from random values of the type.
+# The pool is drawn first and "cycle" is the first mode, so whatever the size, a counterexample
+# shrinks towards a short array of a few plain values.
+MODES = ("cycle", "pool", "direct", "random", "random+pool", "ascending", "descending")
 
 
-@st.composite
-def _large_array(draw, dtype, shape, allow_nan):
-    size = math.prod(shape)
-    pattern = draw(st.sampled_from(_PATTERNS))
-    pool = to_array(draw(st.lists(elements(dtype, allow_nan=allow_nan), min_size=1, max_size=8)),
-                    dtype, (-1,))
-    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    if pattern == "pool":
-        flat = rng.choice(pool, size=size)
-    else:
-        flat = _random_values(rng, dtype, size)
-        if pattern == "random+pool":  # a few pool values sprinkled over random data
-            spots = rng.random(size) < draw(st.sampled_from([0.01, 0.1, 0.5]))
-            flat[spots] = rng.choice(pool, size=int(spots.sum()))
-        elif pattern in ("ascending", "descending"):
-            flat = np.sort(flat) if flat.dtype.kind in "iu" else np.sort(flat.astype(np.float64))
-            flat = flat.astype(pool.dtype)
-            if pattern == "descending":
-                flat = flat[::-1].copy()
-    event(f"large array pattern={pattern}")
-    return flat.reshape(shape)
+def _streams(seed: int):
+    """Independent generators per purpose, so an array's first elements do not change when
+    its size shrinks (the shrinker can then cut a failing array down)."""
+    return [np.random.default_rng([seed, purpose]) for purpose in range(3)]
 
 
 @st.composite
-def _small_array(draw, dtype, shape, allow_nan):
+def _array(draw, dtype, shape, allow_nan):
     size = math.prod(shape)
     element = elements(dtype, allow_nan=allow_nan)
-    # Elements from a small pool give ties; the pool shrinks to one value, so a counterexample
-    # shrinks towards a constant array before anything else.
-    from_pool = draw(st.sampled_from([True, False]))
-    if from_pool:
-        pool = draw(st.lists(element, min_size=1, max_size=3))
-        values = draw(st.lists(st.sampled_from(pool), min_size=size, max_size=size))
-    else:
-        values = draw(st.lists(element, min_size=size, max_size=size))
-    return to_array(values, dtype, shape)
+    pool_values = draw(st.one_of(st.lists(element, min_size=1, max_size=6),
+                                 st.sampled_from(collision_pairs(dtype)).flatmap(st.permutations)))
+    mode = draw(st.sampled_from(MODES))
+    seed = draw(st.integers(0, 2**32 - 1))
+    if mode == "direct" and size > SMALL_SIZE:
+        mode = "pool"
+    event(f"array mode={mode}")
+    if mode == "direct":
+        values = draw(st.lists(st.one_of(st.sampled_from(pool_values), element), min_size=size, max_size=size))
+        return to_array(values, dtype, shape)
+    pool = to_array(pool_values, dtype, (-1,))
+    choose, spread, sprinkle = _streams(seed)
+    if mode == "cycle":
+        return np.resize(pool, size).reshape(shape)
+    if mode == "pool":
+        return pool[choose.integers(0, len(pool), size=size)].reshape(shape)
+    flat = _random_values(spread, dtype, size)
+    if mode == "random+pool":  # a few pool values sprinkled over random data
+        spots = sprinkle.random(size) < draw(st.sampled_from([0.01, 0.1, 0.5]))
+        flat[spots] = pool[choose.integers(0, len(pool), size=int(spots.sum()))]
+    elif mode in ("ascending", "descending"):
+        flat = np.sort(flat) if flat.dtype.kind in "iu" else np.sort(flat.astype(np.float64)).astype(pool.dtype)
+        if mode == "descending":
+            flat = flat[::-1].copy()
+    return flat.reshape(shape)
 
 
 def arrays_for(case, *, allow_nan: bool = False) -> st.SearchStrategy[np.ndarray]:
     """Input tensors of the case's value type and shape, adversarial on purpose."""
-    shape = tuple(case.shape)
-    size = math.prod(shape)
-    if size <= SMALL_SIZE:
-        strategy = _small_array(case.dtype, shape, allow_nan)
-    else:
-        strategy = _large_array(case.dtype, shape, allow_nan)
+    strategy = _array(case.dtype, tuple(case.shape), allow_nan)
 
     def label(x):
         event(f"ties={tie_density(x)}")
