@@ -59,11 +59,11 @@ class OnnxReferenceTarget(Target):
         return self._support[form.dtype]
 
     def run(self, case, x):
-        form = onnx_form(case)
-        feeds = {"X": x}
-        if form.opset >= 10:
-            feeds["K"] = np.array([case.k], dtype=np.int64)
         try:
+            form = onnx_form(case)
+            feeds = {"X": x}
+            if form.opset >= 10:
+                feeds["K"] = np.array([case.k], dtype=np.int64)
             values, indices = self._evaluator(form, int(case.k)).run(None, feeds)
         except Exception as exc:
             raise Rejected(f"{self.name}: {type(exc).__name__}: {exc}") from exc

@@ -2,8 +2,9 @@
 
 One compiled model and infer request per signature, with dynamic input dimensions and K as a scalar input.
 ONNX and DirectML semantics map onto the node's attributes: mode max/min from the
-direction, sort "value" (or "none" for ONNX sorted=0), index_element_type i64, and
-stable=True, the attribute that asks for tied values in ascending index order. The CPU
+direction, sort "value", index_element_type i64, and stable=True, the attribute that asks
+for tied values in ascending index order. OpenVINO refuses stable=True with sort "none",
+so ONNX sorted=0 runs sorted too, a valid answer to it (rule lower.sorted). The CPU
 device is asked for f32 inference precision so it computes in the model's own types
 rather than lowering float32 to bf16 on hardware that has it.
 """
@@ -67,8 +68,8 @@ class OpenVinoTarget(Target):
             return False, f"an OpenVINO {self.device} device: not in Core().available_devices ({devices})"
         return True, ""
 
-    def _model(self, dtype: str, rank: int, axis: int, largest: bool, sorted_: bool):
-        key = (dtype, rank, axis, largest, sorted_)
+    def _model(self, dtype: str, rank: int, axis: int, largest: bool):
+        key = (dtype, rank, axis, largest)
         if key not in self._compiled:
             import openvino as ov
             import openvino.opset11 as ops
@@ -79,7 +80,7 @@ class OpenVinoTarget(Target):
                 x = ops.parameter(ov.PartialShape([-1] * rank), getattr(ov.Type, _OV_TYPES[dtype]), name="X")
                 k = ops.parameter(ov.PartialShape([]), ov.Type.i64, name="K")
                 node = ops.topk(x, k, axis=axis, mode="max" if largest else "min",
-                                sort="value" if sorted_ else "none", index_element_type="i64",
+                                sort="value", index_element_type="i64",
                                 stable=True)
                 model = ov.Model([node.output(0), node.output(1)], [x, k], "topk")
                 compiled = self._core.compile_model(model, self.device, {"INFERENCE_PRECISION_HINT": "f32"})
@@ -100,10 +101,8 @@ class OpenVinoTarget(Target):
         return None
 
     def run(self, case, x):
-        sorted_ = case.sorted if case.family == "onnx" else True
         try:
-            compiled, request = self._model(case.dtype, case.rank, int(case.axis), bool(case.largest),
-                                            bool(sorted_))
+            compiled, request = self._model(case.dtype, case.rank, int(case.axis), bool(case.largest))
             request.infer({"X": input_tensor(x), "K": np.array(case.k, dtype=np.int64)})
             values, indices = (request.get_output_tensor(i).data.copy() for i in range(2))
         except Exception as exc:

@@ -121,9 +121,9 @@ class OnnxRuntimeTarget(Target):
         return session
 
     def supports(self, case):
-        form = onnx_form(case)
         if case.dtype not in dtypes.ONNX_ELEM_TYPES:
             return f"{case.dtype} has no ONNX type"
+        form = onnx_form(case)
         try:
             self._session(form, max(int(case.k), 1))
         except Exception as exc:
@@ -137,8 +137,8 @@ class OnnxRuntimeTarget(Target):
         return None
 
     def run(self, case, x):
-        form = onnx_form(case)
         try:
+            form = onnx_form(case)
             session = self._session(form, int(case.k))
             feeds = {"X": np.ascontiguousarray(x)}
             if form.opset >= 10 and not self.k_constant:
