@@ -136,3 +136,11 @@ def test_validates_claim_holds(target):
         assert not accepted, f"{target.name} claims to validate but accepted: {accepted}"
     else:
         assert accepted, f"{target.name} rejects every invalid K and axis: set validates = True"
+
+
+def test_dml_top_k_always_selects_the_largest(target):
+    """DML_TOP_K has no AxisDirection: a TOP_K case selects the largest whatever `largest` says."""
+    case = judged(target, Case("dml:3.1", "TOP_K", "float32", (1, 1, 1, 4), 3, 2, largest=False,
+                               index_dtype="uint32"))
+    values, _ = target.run(case, np.array([[[[1, 4, 2, 3]]]], dtype=np.float32))
+    assert values.tolist() == [[[[4, 3]]]], f"values: expected [[[[4, 3]]]], got {values.tolist()}"

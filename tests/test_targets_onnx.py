@@ -134,3 +134,15 @@ def test_unavailable_provider_reason_names_what_it_needs():
     assert not ok
     assert reason.startswith("a provider that does not exist: NoSuchExecutionProvider not in "
                              "onnxruntime.get_available_providers()")
+
+
+def test_listed_provider_that_cannot_run_topk_is_unavailable_not_cpu_fallback():
+    # AzureExecutionProvider ships with the CPU package and has no TopK kernel: with CPU
+    # fallback refused (as for DirectML and CUDA) the session fails, so the target says why.
+    if "AzureExecutionProvider" not in ort.get_available_providers():
+        pytest.skip("needs onnxruntime's AzureExecutionProvider listed (the standard CPU package lists it)")
+    target = OnnxRuntimeTarget("azure", "AzureExecutionProvider", "an Azure endpoint")
+    ok, reason = target.available()
+    assert not ok
+    assert reason.startswith("an Azure endpoint: AzureExecutionProvider is listed but a session on it fails:")
+    assert "fallback to CPU EP has been explicitly disabled" in reason

@@ -57,6 +57,12 @@ class Target:
         return f"<{type(self).__name__} {self.name}>"
 
 
+def selects_largest(case) -> bool:
+    """The direction a case asks for: DML_TOP_K has no AxisDirection and always selects the
+    largest, whatever `case.largest` says."""
+    return True if case.op == "TOP_K" else bool(case.largest)
+
+
 def as_index_type(indices, index_dtype: str):
     """`indices` converted to `index_dtype` when every value fits exactly, else unchanged
     (so an out-of-range or negative index still shows up as what it is)."""
@@ -96,7 +102,7 @@ class CallableTarget(Target):
         import numpy as np
 
         try:
-            result = self.fn(x, axis=case.norm_axis, k=case.k, largest=case.largest)
+            result = self.fn(x, axis=case.norm_axis, k=case.k, largest=selects_largest(case))
         except Exception as exc:  # the function's way of refusing the input
             raise Rejected(f"{self.name} raised {type(exc).__name__}: {exc}") from exc
         values, indices = result

@@ -21,7 +21,7 @@ from functools import partial
 import numpy as np
 
 from topkspec import dtypes
-from topkspec.targets.base import Rejected, Target
+from topkspec.targets.base import Rejected, Target, selects_largest
 
 
 def smallest_key(x):
@@ -61,6 +61,7 @@ class JaxTarget(Target):
     name = "jax"
     default_profile = "dml:5.0"  # one sorted form with a direction, like TOP_K1
     index_dtype = "int64"
+    native = True
     validates = True  # refuses K above the size and an out-of-range axis (accepts K=0)
 
     def version(self) -> str:
@@ -86,7 +87,7 @@ class JaxTarget(Target):
         try:
             with jax.enable_x64(wide):
                 values, indices = jax_topk(x, k=int(case.k), axis=int(case.axis),
-                                           largest=bool(case.largest))
+                                           largest=selects_largest(case))
                 values, indices = np.asarray(values), np.asarray(indices)
         except Exception as exc:
             raise Rejected(f"jax: {type(exc).__name__}: {exc}") from exc

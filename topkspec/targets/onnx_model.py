@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from topkspec import dtypes
 from topkspec.spec.profiles import parse_profile
+from topkspec.targets.base import selects_largest
 
 ONNX_TOPK_VERSIONS = (1, 10, 11, 24)
 
@@ -41,7 +42,7 @@ def onnx_form(case, dml_opset: int = 11) -> OnnxTopK:
     if case.family == "onnx":
         opset = int(parse_profile(case.profile).opset)
         return OnnxTopK(opset, case.dtype, case.rank, case.axis, case.largest, case.sorted)
-    return OnnxTopK(dml_opset, case.dtype, case.rank, case.axis, case.largest, True)
+    return OnnxTopK(dml_opset, case.dtype, case.rank, case.axis, selects_largest(case), True)
 
 
 def ir_version_for(opset: int) -> int:

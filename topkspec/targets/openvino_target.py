@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from topkspec import dtypes
-from topkspec.targets.base import Rejected, Target
+from topkspec.targets.base import Rejected, Target, selects_largest
 
 _OV_TYPES = {
     "float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64",
@@ -102,7 +102,7 @@ class OpenVinoTarget(Target):
 
     def run(self, case, x):
         try:
-            compiled, request = self._model(case.dtype, case.rank, int(case.axis), bool(case.largest))
+            compiled, request = self._model(case.dtype, case.rank, int(case.axis), selects_largest(case))
             request.infer({"X": input_tensor(x), "K": np.array(case.k, dtype=np.int64)})
             values, indices = (request.get_output_tensor(i).data.copy() for i in range(2))
         except Exception as exc:

@@ -32,7 +32,7 @@ def session_options(provider: str):
     import onnxruntime as ort
 
     options = ort.SessionOptions()
-    options.log_severity_level = 3  # errors only: old-opset warnings are expected here
+    options.log_severity_level = 4  # fatal only: errors come back as exceptions, warnings are expected
     if provider == "DmlExecutionProvider":
         options.enable_mem_pattern = False
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
@@ -77,6 +77,14 @@ class OnnxRuntimeTarget(Target):
         if self.provider not in providers:
             return False, (f"{self.needs}: {self.provider} not in "
                            f"onnxruntime.get_available_providers() ({', '.join(providers)})")
+        if self.provider != "CPUExecutionProvider":
+            # Listed is not enough (a GPU build without its driver or libraries lists it):
+            # a float32 session must build on the provider alone.
+            try:
+                self._session(OnnxTopK(11, "float32", 1, -1, True, True), 1)
+            except Exception as exc:
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                return False, f"{self.needs}: {self.provider} is listed but a session on it fails: {first}"
         return True, ""
 
     @property

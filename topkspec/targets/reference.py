@@ -7,7 +7,7 @@ profile is dml:5.0, the widest DirectML table; it runs ONNX profiles too.
 from __future__ import annotations
 
 from topkspec.reference import reference_topk
-from topkspec.targets.base import Rejected, Target, as_index_type
+from topkspec.targets.base import Rejected, Target, as_index_type, selects_largest
 
 
 class ReferenceTarget(Target):
@@ -30,7 +30,7 @@ class ReferenceTarget(Target):
             rules = ", ".join(sorted({f.rule for f in findings}))
             raise Rejected(f"invalid at {case.profile} ({rules}): {findings[0].message}")
         try:
-            values, indices = reference_topk(x, axis=case.axis, k=case.k, largest=case.largest)
+            values, indices = reference_topk(x, axis=case.axis, k=case.k, largest=selects_largest(case))
         except ValueError as exc:  # the oracle's own range checks
             raise Rejected(str(exc)) from exc
         return values, as_index_type(indices, case.index_dtype)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from topkspec import dtypes
-from topkspec.targets.base import Rejected, Target
+from topkspec.targets.base import Rejected, Target, selects_largest
 
 
 def to_torch(x: np.ndarray, device: str):
@@ -34,6 +34,7 @@ def to_numpy(t) -> np.ndarray:
 class TorchTarget(Target):
     index_dtype = "int64"
     default_profile = "onnx:24"  # dim, largest and sorted, bfloat16 included
+    native = True
     validates = True  # refuses K above the size and an out-of-range dim (accepts K=0)
 
     def __init__(self, name: str, device: str):
@@ -80,7 +81,7 @@ class TorchTarget(Target):
         try:
             with torch.no_grad():
                 values, indices = torch.topk(to_torch(x, self.device), int(case.k), dim=case.axis,
-                                             largest=bool(case.largest), sorted=bool(sorted_))
+                                             largest=selects_largest(case), sorted=bool(sorted_))
         except Exception as exc:
             raise Rejected(f"{self.name}: {type(exc).__name__}: {exc}") from exc
         return to_numpy(values), to_numpy(indices)
