@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, Phase, find, settings
 sys.path.insert(0, str(Path(__file__).parent))
 import planted_bugs as bugs  # noqa: E402
 
+from topkspec import spec  # noqa: E402
 from topkspec.failures import ACCEPTS_INVALID, NONDETERMINISTIC, REJECTS_VALID, Violation  # noqa: E402
 from topkspec.properties import (  # noqa: E402
     check_accepts_valid, check_axis_moves, check_deterministic, check_dtypes, check_exact, check_gather,
@@ -214,6 +215,7 @@ def test_planted_bug_is_found_and_shrunk(row):
     violation = _violation(row, drawn)
     assert set(row.rules) <= set(violation.rules), (
         f"{row.id}: expected rules {row.rules}, got {violation.rules}: {violation.message}")
+    assert set(violation.rules) <= set(spec.RULES), f"{row.id}: unknown rules {violation.rules}"
     if row.failure_class:
         assert violation.failure_class == row.failure_class, violation.failure_class
     case = drawn.case if row.check is check_rejects_invalid else drawn[0]
