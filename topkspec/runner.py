@@ -1,0 +1,503 @@
+"""The fuzz run: Hypothesis drives the properties against one target and collects what broke.
+
+A run is a few property groups, each its own Hypothesis test sharing the run's budget:
+
+- valid: valid descriptors with NaN-free input, every result check (exact, order, ties, ...);
+- nan: floating-point input with NaN, the policy-free checks;
+- metamorphic: prefix, axis moves, TOP_K against TOP_K1;
+- deterministic: the same input twice, bit for bit;
+- invalid: descriptors that break a rule must be refused (targets that validate).
+
+A group stops at its first failure, shrunk by Hypothesis; the runner keeps the failing example
+(the last one that raised: Hypothesis replays the shrunk example last) and moves on.
+
+    result = run_fuzz(RunConfig(target="onnxruntime", max_examples=300, seed=0))
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import seed as hypothesis_seed
+from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
+
+from topkspec import dtypes, failures
+from topkspec.failures import Violation
+from topkspec.isolation import DEFAULT_TIMEOUT, IsolatedTarget, TargetCrashed, TargetHung
+from topkspec.targets.base import Rejected, Target
+
+DEFAULT_DATABASE = os.path.join(".topkspec", "examples")
+
+# Share of the budget each group gets (renormalised over the groups that apply).
+GROUP_WEIGHTS = {"valid": 0.40, "nan": 0.20, "metamorphic": 0.15, "invalid": 0.15, "deterministic": 0.10}
+
+# Settings profiles (registered with Hypothesis by register_profiles, never loaded here).
+PROFILES = {
+    "ci": dict(derandomize=True, max_examples=200, deadline=None, database=None, print_blob=True),
+    "dev": dict(max_examples=100, deadline=None),
+    "nightly": dict(max_examples=5000, deadline=None),
+}
+# Profiles that keep failures in the example database unless the user names one.
+PROFILES_WITH_DATABASE = ("dev", "nightly")
+
+# Crashing examples restart the worker, hanging ones cost the time limit: shrink them a little.
+MAX_CRASH_REPLAYS = 12
+MAX_HANG_REPLAYS = 2
+
+
+class RunError(ValueError):
+    """A run that cannot start: bad profile, bad database, unavailable target."""
+
+
+def register_profiles() -> None:
+    """Register topkspec's Hypothesis settings profiles ci, dev and nightly (not loading any)."""
+    for name, values in PROFILES.items():
+        settings.register_profile(f"topkspec-{name}", **values)
+        settings.register_profile(name, **values)
+
+
+# -- the example database ---------------------------------------------------------------------
+
+class KeyedDatabase(ExampleDatabase):
+    """Another database with every key prefixed, so each (target, profile, group) keeps its own
+    examples (every group runs the same inner test function, whose key would be shared)."""
+
+    def __init__(self, inner: ExampleDatabase, prefix: str):
+        super().__init__()
+        self.inner = inner
+        self.prefix = prefix.encode()
+
+    def _key(self, key: bytes) -> bytes:
+        return self.prefix + b"\0" + key
+
+    def save(self, key, value):
+        self.inner.save(self._key(key), value)
+
+    def fetch(self, key):
+        return self.inner.fetch(self._key(key))
+
+    def delete(self, key, value):
+        self.inner.delete(self._key(key), value)
+
+    def move(self, src, dest, value):
+        self.inner.move(self._key(src), self._key(dest), value)
+
+
+def open_database(where: str | None):
+    """An example database: None for none, a redis:// URL, or a directory."""
+    if where is None:
+        return None
+    if where.startswith(("redis://", "rediss://", "unix://")):
+        try:
+            import redis
+            from hypothesis.extra.redis import RedisExampleDatabase
+        except ImportError as exc:
+            raise RunError(f"--database {where}: the redis package is needed ({exc})") from None
+        return RedisExampleDatabase(redis.Redis.from_url(where))
+    return DirectoryBasedExampleDatabase(where)
+
+
+# -- what a run produces ----------------------------------------------------------------------
+
+@dataclass
+class Failure:
+    """One distinct failure: the shrunk example and how it was observed."""
+
+    target: str
+    group: str
+    violation: Violation
+    case: object  # the judged Case of the example
+    x: np.ndarray | None
+    calls: list  # [(case, x)] every target call of the example, in order
+    outputs: list  # [(values, indices) or None] per call
+    draw: object = None  # the InvalidDraw for a rejection failure
+    report_dir: str | None = None
+
+    @property
+    def rule(self) -> str:
+        return self.violation.rules[0]
+
+    @property
+    def failure_class(self) -> str:
+        return self.violation.failure_class
+
+    @property
+    def key(self) -> tuple:
+        return (self.target, self.rule, self.failure_class)
+
+
+@dataclass
+class RunResult:
+    target: str
+    version: str
+    profile: str
+    settings_profile: str | None
+    seed: int | None
+    max_examples: int
+    examples: Counter = field(default_factory=Counter)  # per group
+    checks: Counter = field(default_factory=Counter)  # examples per property
+    coverage: Counter = field(default_factory=Counter)  # (dtype, rank)
+    unsupported: Counter = field(default_factory=Counter)  # reason
+    failures: list = field(default_factory=list)
+    errors: list = field(default_factory=list)  # (group, message): the suite itself failed
+    seconds: float = 0.0
+    timing: Counter = field(default_factory=Counter)  # target_s, checks_s, body_s
+
+    @property
+    def total_examples(self) -> int:
+        return sum(self.examples.values())
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures and not self.errors
+
+    def failures_by_class(self) -> Counter:
+        return Counter(f.failure_class for f in self.failures)
+
+
+@dataclass
+class RunConfig:
+    target: object = "onnxruntime"  # a name, import string or Target
+    profile: str | None = None  # spec profile; None: the target's default
+    max_examples: int | None = None  # budget of the whole run; None: the settings profile's
+    seed: int | None = None
+    settings_profile: str | None = None  # ci, dev, nightly
+    database: str | None = None  # directory or redis:// URL; None: the profile's choice
+    report_dir: str | None = None
+    isolate: bool | None = None  # None: isolate native targets
+    timeout: float = DEFAULT_TIMEOUT
+    groups: tuple | None = None  # restrict to these groups
+    progress: object = None  # a stream for progress lines, or None
+
+
+# -- the run ----------------------------------------------------------------------------------
+
+class Progress:
+    """Progress lines on a stream: examples done, failures found (at most one per second)."""
+
+    def __init__(self, stream, total: int):
+        self.stream = stream
+        self.total = total
+        self.last = 0.0
+
+    def update(self, result: RunResult, group: str, force: bool = False) -> None:
+        if self.stream is None:
+            return
+        now = time.monotonic()
+        if not force and now - self.last < 1.0:
+            return
+        self.last = now
+        self.stream.write(f"topkspec: [{group}] {result.total_examples}/{self.total} examples, "
+                          f"{len(result.failures)} failure(s)\n")
+        self.stream.flush()
+
+
+def _check_names() -> dict:
+    from topkspec.properties import CATALOGUE
+    return {prop.check: prop.name for prop in CATALOGUE}
+
+
+def resolve_target(spec, *, isolate: bool | None, timeout: float) -> Target:
+    """The target to drive: built from `spec`, in a worker process when it is native (or
+    when asked)."""
+    from topkspec.targets.registry import get_target
+
+    target = get_target(spec)
+    usable, why = target.available()
+    if not usable:
+        raise RunError(f"target {target.name} cannot run here: {why}")
+    if isolate is None:
+        isolate = target.native
+    if not isolate:
+        return target
+    worker_spec = spec if isinstance(spec, str) else target
+    target.close()
+    return IsolatedTarget(worker_spec, timeout=timeout)
+
+
+class _Context:
+    """State shared by a group's examples: the target, counters, and the last failure seen."""
+
+    def __init__(self, target: Target, result: RunResult, group: str):
+        self.target = target
+        self.result = result
+        self.group = group
+        self.calls: list = []
+        self.outputs: list = []
+        self.last: Failure | None = None
+        self.fatal = Counter()  # crash/hang examples seen in this group
+        self.check_names = _check_names()
+
+    def judged(self, case):
+        return case.with_(index_dtype=self.target.index_dtype) if self.target.index_dtype else case
+
+    def _guard(self, fn, case, *, rule: str):
+        """fn() with a crash or hang turned into a Violation of `rule`."""
+        try:
+            return fn()
+        except TargetCrashed as exc:
+            self.fatal[failures.CRASH] += 1
+            raise Violation(rule, f"{case.describe()}: the target crashed: {exc}",
+                            failure_class=failures.CRASH, expected="a result", actual=str(exc)) from None
+        except TargetHung as exc:
+            self.fatal[failures.HANG] += 1
+            raise Violation(rule, f"{case.describe()}: the target hung: {exc}",
+                            failure_class=failures.HANG, expected="a result", actual=str(exc)) from None
+
+    def unsupported(self, case) -> str | None:
+        return self._guard(lambda: self.target.supports(case), case, rule="out.valid_accepted")
+
+    def raw_run(self, case, x, *, rule="out.valid_accepted"):
+        """The target's answer; Rejected propagates; crash and hang raise Violations."""
+        self.calls.append((case, x))
+        self.outputs.append(None)
+        start = time.perf_counter()
+        try:
+            values, indices = self._guard(lambda: self.target.run(case, x), case, rule=rule)
+        finally:
+            self.result.timing["target_s"] += time.perf_counter() - start
+        values, indices = np.asarray(values), np.asarray(indices)
+        self.outputs[-1] = (values, indices)
+        return values, indices
+
+    def run(self, case, x):
+        """A valid case's result; a refusal is a Violation (rejects a valid descriptor)."""
+        try:
+            return self.raw_run(case, x)
+        except Rejected as exc:
+            raise Violation("out.valid_accepted",
+                            f"out.valid_accepted: {case.describe()} is valid but was refused: {exc}",
+                            failure_class=failures.REJECTS_VALID, expected="a result",
+                            actual=str(exc)) from None
+
+    def count(self, name: str) -> None:
+        self.result.checks[name] += 1
+
+    def checking(self, check, *args):
+        start = time.perf_counter()
+        try:
+            check(*args)
+        finally:
+            self.result.timing["checks_s"] += time.perf_counter() - start
+
+    def stopped(self) -> bool:
+        return (self.fatal[failures.CRASH] >= MAX_CRASH_REPLAYS
+                or self.fatal[failures.HANG] >= MAX_HANG_REPLAYS)
+
+
+# -- the groups: strategy and body ------------------------------------------------------------
+
+def _float_types(profile) -> list[str]:
+    from topkspec import spec
+
+    names = set()
+    for op in spec.ops(profile):
+        names.update(spec.value_types(profile, op))
+    return sorted(t for t in names if dtypes.numpy_dtype(t).kind == "f")
+
+
+def _result_body(ctx: _Context, data) -> None:
+    from topkspec.properties import result_checks
+
+    case, x = data
+    judged = ctx.judged(case)
+    reason = ctx.unsupported(judged)
+    if reason:
+        ctx.result.unsupported[reason] += 1
+        return
+    ctx.result.coverage[(judged.dtype, judged.rank)] += 1
+    ctx.count("accepts_valid")
+    values, indices = ctx.run(judged, x)
+    for check in result_checks(judged, x):
+        ctx.count(ctx.check_names.get(check, check.__name__))
+        ctx.checking(check, judged, x, values, indices)
+
+
+def _metamorphic_body(checks):
+    def body(ctx: _Context, data) -> None:
+        case, x = data
+        judged = ctx.judged(case)
+        reason = ctx.unsupported(judged)
+        if reason:
+            ctx.result.unsupported[reason] += 1
+            return
+        ctx.result.coverage[(judged.dtype, judged.rank)] += 1
+        for check in checks:
+            ctx.count(ctx.check_names.get(check, check.__name__))
+            check(judged, x, ctx.run)
+    return body
+
+
+def _invalid_body(ctx: _Context, draw) -> None:
+    from topkspec.properties import check_rejects_invalid
+
+    if draw.case is None:
+        ctx.result.unsupported["invalid descriptor a Case cannot carry (checked by `validate`)"] += 1
+        return
+    fatal = []
+
+    def run(case, x):
+        try:
+            return ctx.raw_run(ctx.judged(case), x, rule="out.invalid_rejected")
+        except Violation as violation:  # a crash or hang: not a refusal
+            fatal.append(violation)
+            raise
+
+    ctx.count("rejects_invalid")
+    ctx.result.coverage[(draw.case.dtype, draw.case.rank)] += 1
+    check_rejects_invalid(draw, run)
+    if fatal:
+        raise fatal[0]
+
+
+def plan_groups(target: Target, profile: str) -> dict:
+    """{group: (strategy, body)} for the groups that apply to the target at `profile`."""
+    from topkspec.properties import check_axis_moves, check_deterministic, check_prefix, check_topk_equals_topk1
+    from topkspec.strategies import case_and_input, invalid_descriptors
+
+    groups = {"valid": (case_and_input(profile, allow_nan=False), _result_body)}
+    floats = _float_types(profile)
+    if floats:
+        groups["nan"] = (case_and_input(profile, dtypes=floats, allow_nan=True), _result_body)
+    groups["metamorphic"] = (case_and_input(profile, allow_nan=True),
+                             _metamorphic_body([check_prefix, check_axis_moves, check_topk_equals_topk1]))
+    if target.validates:
+        groups["invalid"] = (invalid_descriptors(profile), _invalid_body)
+    groups["deterministic"] = (case_and_input(profile, allow_nan=True), _metamorphic_body([check_deterministic]))
+    return groups
+
+
+def split_budget(total: int, groups) -> dict:
+    """The run's budget shared among `groups` by GROUP_WEIGHTS, at least one example each."""
+    weights = {g: GROUP_WEIGHTS.get(g, 0.1) for g in groups}
+    scale = sum(weights.values())
+    shares = {g: max(1, int(total * w / scale)) for g, w in weights.items()}
+    first = next(iter(shares))
+    shares[first] += max(0, total - sum(shares.values()))  # rounding leftovers to the first
+    return shares
+
+
+def _settings_for(config: RunConfig):
+    """(base settings, database location) from the settings profile and the options."""
+    register_profiles()
+    name = config.settings_profile
+    if name is not None and name not in PROFILES:
+        raise RunError(f"unknown settings profile {name!r}: choose from {', '.join(PROFILES)}")
+    values = dict(PROFILES.get(name or "dev"))
+    database = config.database
+    if database is None and (name or "dev") in PROFILES_WITH_DATABASE:
+        database = DEFAULT_DATABASE
+    return values, database
+
+
+def run_fuzz(config: RunConfig) -> RunResult:
+    """Fuzz one target; see the module text. Raises RunError/TargetError for bad usage."""
+    from topkspec import spec
+
+    values, database_at = _settings_for(config)
+    budget = config.max_examples if config.max_examples is not None else values["max_examples"]
+    if budget < 1:
+        raise RunError(f"--max-examples must be at least 1, got {budget}")
+    database = open_database(database_at)
+    target = resolve_target(config.target, isolate=config.isolate, timeout=config.timeout)
+    try:
+        profile = spec.parse_profile(config.profile or target.default_profile).name
+        result = RunResult(target=target.name, version=target.version(), profile=profile,
+                           settings_profile=config.settings_profile, seed=config.seed, max_examples=budget)
+        groups = plan_groups(target, profile)
+        if config.groups is not None:
+            groups = {g: v for g, v in groups.items() if g in config.groups}
+        progress = Progress(config.progress, budget)
+        start = time.perf_counter()
+        for group, examples in split_budget(budget, groups).items():
+            strategy, body = groups[group]
+            group_settings = settings(
+                max_examples=examples, deadline=None, derandomize=values.get("derandomize", False),
+                database=None if database is None else KeyedDatabase(
+                    database, f"{target.name}|{profile}|{group}"),
+                suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
+                print_blob=values.get("print_blob", False))
+            _run_group(target, result, group, strategy, body, group_settings, config.seed, progress)
+            progress.update(result, group, force=True)
+        result.seconds = time.perf_counter() - start
+    finally:
+        target.close()
+    if config.report_dir:
+        from topkspec.reports import write_reports
+        write_reports(result, config.report_dir, target_spec=config.target)
+    return result
+
+
+def _run_group(target, result, group, strategy, body, group_settings, seed, progress) -> None:
+    ctx = _Context(target, result, group)
+
+    def example(data):
+        ctx.calls, ctx.outputs = [], []
+        if ctx.stopped():
+            return  # enough crashing/hanging replays: keep the smallest one seen
+        result.examples[group] += 1
+        progress.update(result, group)
+        start = time.perf_counter()
+        try:
+            body(ctx, data)
+        except Violation as violation:
+            draw = data if group == "invalid" else None
+            case = draw.case if draw is not None else ctx.judged(data[0])
+            x = ctx.calls[0][1] if ctx.calls else (None if draw is not None else data[1])
+            ctx.last = Failure(target=target.name, group=group, violation=violation, case=case, x=x,
+                               calls=list(ctx.calls), outputs=list(ctx.outputs), draw=draw)
+            raise
+        finally:
+            result.timing["body_s"] += time.perf_counter() - start
+
+    test = settings(group_settings)(given(strategy)(example))
+    if seed is not None:
+        test = hypothesis_seed(seed)(test)
+    group_start = time.perf_counter()
+    try:
+        test()
+    except Exception as exc:  # the group's shrunk failure (or Hypothesis reporting it flaky)
+        if ctx.last is None:
+            result.errors.append((group, f"{type(exc).__name__}: {exc}"))
+            return
+        if all(f.key != ctx.last.key for f in result.failures):
+            result.failures.append(ctx.last)
+    finally:
+        result.timing["group_s"] += time.perf_counter() - group_start
+
+
+# -- the summary ------------------------------------------------------------------------------
+
+def format_summary(result: RunResult) -> str:
+    """The end-of-run summary a person reads."""
+    lines = [f"topkspec fuzz: {result.target} ({result.version}), spec {result.profile}, "
+             f"{result.total_examples} examples in {result.seconds:.1f}s"
+             + (f", seed {result.seed}" if result.seed is not None else "")]
+    lines.append("examples per property:")
+    for name, count in sorted(result.checks.items()):
+        lines.append(f"  {name:<20} {count}")
+    lines.append("coverage per type and rank:")
+    by_type: dict = {}
+    for (dtype, rank), count in result.coverage.items():
+        by_type.setdefault(dtype, {})[rank] = count
+    for dtype in sorted(by_type):
+        ranks = ", ".join(f"rank {r}: {c}" for r, c in sorted(by_type[dtype].items()))
+        lines.append(f"  {dtype:<10} {ranks}")
+    if result.unsupported:
+        lines.append("unsupported cases by reason:")
+        for reason, count in result.unsupported.most_common():
+            lines.append(f"  {count:>5}  {reason}")
+    lines.append("failures by class:" if result.failures else "failures: none, every property held")
+    for name, count in sorted(result.failures_by_class().items()):
+        lines.append(f"  {name:<28} {count}")
+    for failure in result.failures:
+        where = f" -> {failure.report_dir}" if failure.report_dir else ""
+        lines.append(f"  [{failure.failure_class}] {failure.rule}: {failure.case.describe()}{where}")
+    for group, message in result.errors:
+        lines.append(f"error in group {group} (a fault of the suite, not the target): {message}")
+    return "\n".join(lines)
