@@ -120,7 +120,12 @@ class Failure:
 
     @property
     def rule(self) -> str:
-        return self.violation.rules[0]
+        """The rule the failure is filed under: for an accepted invalid descriptor, the
+        descriptor rule it breaks; otherwise the first rule the violation names."""
+        rules = self.violation.rules
+        if self.failure_class == failures.ACCEPTS_INVALID and len(rules) > 1:
+            return rules[1]
+        return rules[0]
 
     @property
     def failure_class(self) -> str:
@@ -429,7 +434,7 @@ def run_fuzz(config: RunConfig) -> RunResult:
         target.close()
     if config.report_dir:
         from topkspec.reports import write_reports
-        write_reports(result, config.report_dir, target_spec=config.target)
+        write_reports(result, config.report_dir, target_spec=config.target, timeout=config.timeout)
     return result
 
 
