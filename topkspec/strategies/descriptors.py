@@ -1,8 +1,9 @@
 """Valid TopK cases for a profile: every operator, value type, rank, axis position, direction and K.
 
-Draw order is chosen for shrinking: operator, value type, rank, axis position, the axis size,
-the other sizes, then K, direction and the rest. Each of them shrinks towards the plainest
-choice (the first operator, float32, rank 1, axis 0, small sizes, K = 1, largest, sorted).
+Draw order: operator, value type, the switches (direction, sorted, index type, axis sign),
+then rank before shape, axis position, the axis size, the other sizes, and K. Each shrinks
+towards the plainest choice (the first operator, float32, largest, sorted, rank 1, axis 0,
+small sizes, K = 1).
 """
 from __future__ import annotations
 
@@ -100,6 +101,18 @@ def _cases(draw, profile, plans, max_axis_size, max_total, strict_doc):
     prof = spec.parse_profile(profile)
     plan = draw(st.sampled_from(plans))
     dtype = draw(st.sampled_from(plan.value_types))
+    # The switches come before the shape: choices drawn early vary most across a run.
+    if prof.family == "dml":
+        largest = True if plan.op == "TOP_K" else draw(st.sampled_from([True, False]))
+        sorted_ = True
+        index_dtype = draw(st.sampled_from(plan.index_types))
+        negative_axis = False
+    else:
+        has_direction = prof.opset not in ("1", "10")
+        largest = draw(st.sampled_from([True, False])) if has_direction else True
+        sorted_ = draw(st.sampled_from([True, False])) if has_direction else True
+        index_dtype = "int64"
+        negative_axis = draw(st.sampled_from([False, True]))
     rank = draw(st.sampled_from(plan.ranks))
     axis = draw(st.integers(0, rank - 1))
     strict_dml = strict_doc and prof.family == "dml"
@@ -107,18 +120,7 @@ def _cases(draw, profile, plans, max_axis_size, max_total, strict_doc):
     others = _other_sizes(draw, rank - 1, max_total // n)
     shape = tuple(others[:axis] + [n] + others[axis:])
     k = draw(ks_for(n, strict_doc=strict_dml))
-
-    if prof.family == "dml":
-        largest = True if plan.op == "TOP_K" else draw(st.sampled_from([True, False]))
-        sorted_ = True
-        index_dtype = draw(st.sampled_from(plan.index_types))
-        written_axis = axis
-    else:
-        has_direction = prof.opset not in ("1", "10")
-        largest = draw(st.sampled_from([True, False])) if has_direction else True
-        sorted_ = draw(st.sampled_from([True, False])) if has_direction else True
-        index_dtype = "int64"
-        written_axis = draw(st.sampled_from([axis, axis - rank]))
+    written_axis = axis - rank if negative_axis else axis
 
     event(f"op={plan.op}")
     event(f"dtype={dtype}")

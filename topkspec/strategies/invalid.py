@@ -517,8 +517,9 @@ def invalid_descriptors(profile, rule=None) -> st.SearchStrategy[InvalidDraw]:
     Raises ValueError for a rule that is unknown, has no check, or cannot be broken at the
     profile (e.g. dml.direction.enum where TOP_K1 does not exist)."""
     prof = spec.parse_profile(profile)
-    if rule is None:
-        return st.one_of([BREAKERS[r](prof.name) for r in breakable_rules(prof)])
+    if rule is None:  # the rule first, so every rule is drawn about as often
+        strategies = {r: BREAKERS[r](prof.name) for r in breakable_rules(prof)}
+        return st.sampled_from(sorted(strategies)).flatmap(strategies.__getitem__)
     if rule not in spec.RULES:
         raise ValueError(f"unknown rule {rule!r}")
     if rule not in BREAKERS:
