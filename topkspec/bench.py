@@ -1,0 +1,51 @@
+"""Speed: examples per second per target, with the time split between generation, the target
+and the checks, beside Hypothesis's own floor measured in the same process.
+
+    topkspec bench --targets reference,onnxruntime --max-examples 300 --seed 0
+"""
+from __future__ import annotations
+
+import time
+
+from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import seed as hypothesis_seed
+
+
+def hypothesis_floor(max_examples: int, seed: int = 0) -> dict:
+    """Examples per second of a @given over two integers that does nothing."""
+    calls = []
+
+    @hypothesis_seed(seed)
+    @settings(max_examples=max_examples, database=None, deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(st.integers(), st.integers())
+    def nothing(a, b):
+        calls.append(None)
+
+    start = time.perf_counter()
+    nothing()
+    seconds = time.perf_counter() - start
+    return {"target": "hypothesis-floor", "examples": len(calls), "seconds": round(seconds, 4),
+            "examples_per_s": round(len(calls) / seconds, 1)}
+
+
+def bench_target(name: str, *, max_examples: int, seed: int = 0, isolate=None) -> dict:
+    """One fuzz run (ci settings, no reports) timed: generation is what Hypothesis spends
+    outside the example bodies (drawing, shrinking, bookkeeping)."""
+    from topkspec.runner import RunConfig, run_fuzz
+
+    result = run_fuzz(RunConfig(target=name, max_examples=max_examples, seed=seed, settings_profile="ci",
+                                isolate=isolate))
+    timing = result.timing
+    return {"target": name, "examples": result.total_examples,
+            "examples_per_s": round(result.total_examples / result.seconds, 1),
+            "generation_s": round(timing["group_s"] - timing["body_s"], 3),
+            "target_s": round(timing["target_s"], 3), "checks_s": round(timing["checks_s"], 3),
+            "seconds": round(result.seconds, 3), "failures": len(result.failures)}
+
+
+def run_bench(names, *, max_examples: int = 300, seed: int = 0):
+    """JSON-ready lines: Hypothesis's floor first, then each target."""
+    yield hypothesis_floor(max_examples, seed)
+    for name in names:
+        yield bench_target(name, max_examples=max_examples, seed=seed)

@@ -1,0 +1,171 @@
+"""The `topkspec` command: fuzz, targets, spec, validate, matrix, bench.
+
+Exit codes: 0 every property held (or the command did its job), 1 something was found,
+2 bad usage (a one-line `topkspec: error: ...` on stderr, never a traceback).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from topkspec.isolation import DEFAULT_TIMEOUT
+
+
+class UsageError(ValueError):
+    """A bad option value the parser could not catch itself."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors as UsageError so every bad-usage path ends the same way."""
+
+    def error(self, message):
+        raise UsageError(message)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1, got {value}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive time, got {value}")
+    return value
+
+
+def _add_run_options(parser) -> None:
+    parser.add_argument("--spec", dest="profile", default=None,
+                        help="spec profile to judge by (dml:3.1, onnx:11, ...); default: the target's own")
+    parser.add_argument("--seed", type=int, default=None, help="seed: the same seed repeats the run")
+    parser.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT,
+                        help=f"seconds a call may take before it counts as a hang (default {DEFAULT_TIMEOUT:g})")
+    parser.add_argument("--isolate", choices=("auto", "always", "never"), default="auto",
+                        help="run the target in a worker process: auto isolates native targets")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from topkspec.runner import PROFILES
+    from topkspec.spec.commands import add_spec_arguments, add_validate_arguments
+
+    parser = _Parser(prog="topkspec", description="Specification and fuzzing suite for the TopK operator.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    fuzz = sub.add_parser("fuzz", help="fuzz one target against the spec")
+    fuzz.add_argument("--target", default="onnxruntime",
+                      help="built-in name, package.module:attr or path/file.py:attr (default onnxruntime)")
+    fuzz.add_argument("--max-examples", type=_positive, default=None,
+                      help="examples for the whole run, shared among the property groups")
+    fuzz.add_argument("--report-dir", default=None, help="write a bug report folder per failure here")
+    fuzz.add_argument("--profile", dest="settings_profile", choices=sorted(PROFILES), default=None,
+                      help="Hypothesis settings profile (ci: derandomised, no database)")
+    fuzz.add_argument("--database", default=None,
+                      help="example database: a directory or redis://host:port/db (default .topkspec/examples)")
+    fuzz.add_argument("--quiet", action="store_true", help="no progress lines")
+    _add_run_options(fuzz)
+
+    targets = sub.add_parser("targets", help="list the targets and what they support")
+    targets.add_argument("--json", action="store_true", help="JSON instead of a table")
+
+    add_spec_arguments(sub.add_parser("spec", help="print the machine-readable spec as JSON"))
+    add_validate_arguments(sub.add_parser("validate", help="validate a descriptor or .onnx model"))
+
+    matrix = sub.add_parser("matrix", help="conformance matrix: rules by target")
+    matrix.add_argument("--targets", required=True, help="comma-separated targets")
+    matrix.add_argument("--max-examples", type=_positive, default=200, help="examples per target")
+    matrix.add_argument("--out", default=None, help="write the markdown here (default: standard output)")
+    matrix.add_argument("--report-dir", default="topkspec-reports", help="report folders, one per target")
+    _add_run_options(matrix)
+
+    bench = sub.add_parser("bench", help="examples per second per target, JSON lines")
+    bench.add_argument("--targets", default="reference,onnxruntime", help="comma-separated targets")
+    bench.add_argument("--max-examples", type=_positive, default=300, help="examples per target")
+    bench.add_argument("--seed", type=int, default=0)
+    return parser
+
+
+def _isolate(choice: str):
+    return {"auto": None, "always": True, "never": False}[choice]
+
+
+def cmd_fuzz(args) -> int:
+    from topkspec.runner import RunConfig, format_summary, run_fuzz
+
+    config = RunConfig(target=args.target, profile=args.profile, max_examples=args.max_examples,
+                       seed=args.seed, settings_profile=args.settings_profile, database=args.database,
+                       report_dir=args.report_dir, isolate=_isolate(args.isolate), timeout=args.timeout,
+                       progress=None if args.quiet else sys.stderr)
+    result = run_fuzz(config)
+    print(format_summary(result))
+    return 0 if result.ok else 1
+
+
+def cmd_targets(args) -> int:
+    from topkspec.targets.listing import describe_targets, format_targets
+
+    rows = describe_targets()
+    print(json.dumps(rows, indent=2, default=str) if args.json else format_targets(rows))
+    return 0
+
+
+def cmd_matrix(args) -> int:
+    from topkspec.matrix import run_matrix
+
+    names = [name.strip() for name in args.targets.split(",") if name.strip()]
+    if not names:
+        raise UsageError("--targets needs at least one target")
+    out_dir = os.path.dirname(os.path.abspath(args.out)) if args.out else os.getcwd()
+    text, found = run_matrix(names, max_examples=args.max_examples, seed=args.seed, profile=args.profile,
+                             report_dir=args.report_dir, isolate=_isolate(args.isolate), timeout=args.timeout,
+                             out_dir=out_dir)
+    if args.out:
+        with open(args.out, "w") as handle:
+            handle.write(text)
+        print(f"topkspec: matrix written to {args.out}", file=sys.stderr)
+    else:
+        print(text)
+    return 1 if found else 0
+
+
+def cmd_bench(args) -> int:
+    from topkspec.bench import run_bench
+
+    names = [name.strip() for name in args.targets.split(",") if name.strip()]
+    for line in run_bench(names, max_examples=args.max_examples, seed=args.seed):
+        print(json.dumps(line), flush=True)
+    return 0
+
+
+def main(argv=None) -> int:
+    from topkspec.spec.commands import cmd_spec, cmd_validate
+
+    commands = {"fuzz": cmd_fuzz, "targets": cmd_targets, "spec": cmd_spec, "validate": cmd_validate,
+                "matrix": cmd_matrix, "bench": cmd_bench}
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help()
+            return 2
+        return commands[args.command](args)
+    except ValueError as exc:  # bad usage: unknown target or profile, bad option or input
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        print(f"topkspec: error: {message}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("topkspec: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
