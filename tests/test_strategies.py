@@ -170,6 +170,8 @@ def test_invalid_cases_are_the_runtime_checkable_ones():
     assert {"dml.k.positive", "dml.k.max", "dml.axis.range", "dml.dtype.value_supported",
             "dml.rank.supported"} <= with_case
     assert {rule for d in draws for rule in d.rules} >= set(breakable_rules("dml:5.0", strict_doc=False))
+    impossible = {rule for d in draws if d.impossible for rule in d.rules}
+    assert impossible == {"dml.k.positive", "dml.k.max", "dml.axis.range"}, impossible
 
 
 # -- input tensors ------------------------------------------------------------------------

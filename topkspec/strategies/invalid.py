@@ -38,6 +38,18 @@ class InvalidDraw:
     def describe(self) -> str:
         return f"{', '.join(sorted(self.rules))}: {self.how}"
 
+    @property
+    def impossible(self) -> bool:
+        """True when no TopK can compute the case (K or axis out of range), so any
+        implementation must refuse it; False when it breaks what the profile supports (a type,
+        rank or index type), which an implementation that does not know profiles may compute."""
+        return self.case is not None and self.rules <= IMPOSSIBLE_RULES
+
+
+# Rules whose breakage leaves nothing to compute.
+IMPOSSIBLE_RULES = frozenset({"dml.k.positive", "dml.k.max", "dml.axis.range",
+                              "onnx.k.positive", "onnx.k.max", "onnx.axis.range"})
+
 
 def _small_cases(profile, **kw):
     return valid_cases(profile, max_axis_size=64, max_total=512, **kw)
