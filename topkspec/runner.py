@@ -98,7 +98,12 @@ def open_database(where: str | None):
             from hypothesis.extra.redis import RedisExampleDatabase
         except ImportError as exc:
             raise RunError(f"--database {where}: the redis package is needed ({exc})") from None
-        return RedisExampleDatabase(redis.Redis.from_url(where))
+        try:
+            client = redis.Redis.from_url(where)
+            client.ping()
+        except (ValueError, redis.RedisError) as exc:
+            raise RunError(f"--database {where}: {exc}") from None
+        return RedisExampleDatabase(client)
     return DirectoryBasedExampleDatabase(where)
 
 
@@ -363,7 +368,9 @@ def _invalid_body(ctx: _Context, draw) -> None:
 def plan_groups(target: Target, profile: str) -> dict:
     """{group: (strategy, body)} for the groups that apply to the target at `profile`."""
     from topkspec.properties import check_axis_moves, check_deterministic, check_prefix, check_topk_equals_topk1
-    from topkspec.strategies import case_and_input, invalid_descriptors
+    from hypothesis import strategies as st
+
+    from topkspec.strategies import breakable_rules, case_and_input, invalid_descriptors
 
     groups = {"valid": (case_and_input(profile, allow_nan=False), _result_body)}
     floats = _float_types(profile)
@@ -371,8 +378,10 @@ def plan_groups(target: Target, profile: str) -> dict:
         groups["nan"] = (case_and_input(profile, dtypes=floats, allow_nan=True), _result_body)
     groups["metamorphic"] = (case_and_input(profile, allow_nan=True),
                              _metamorphic_body([check_prefix, check_axis_moves, check_topk_equals_topk1]))
-    if target.validates:
-        groups["invalid"] = (invalid_descriptors(profile), _invalid_body)
+    # The rules in force without --strict-doc (a K equal to the axis size is valid).
+    breakable = breakable_rules(profile, strict_doc=False)
+    if target.validates and breakable:
+        groups["invalid"] = (st.one_of([invalid_descriptors(profile, rule) for rule in breakable]), _invalid_body)
     groups["deterministic"] = (case_and_input(profile, allow_nan=True), _metamorphic_body([check_deterministic]))
     return groups
 
@@ -438,7 +447,9 @@ def run_fuzz(config: RunConfig) -> RunResult:
     return result
 
 
-def _run_group(target, result, group, strategy, body, group_settings, seed, progress) -> None:
+def group_test(target, result, group, strategy, body, *, progress=None):
+    """(test, ctx): a Hypothesis test (not yet given settings) checking `group` against the
+    target; after it fails, ctx.last holds the shrunk failure."""
     ctx = _Context(target, result, group)
 
     def example(data):
@@ -446,7 +457,8 @@ def _run_group(target, result, group, strategy, body, group_settings, seed, prog
         if ctx.stopped():
             return  # enough crashing/hanging replays: keep the smallest one seen
         result.examples[group] += 1
-        progress.update(result, group)
+        if progress is not None:
+            progress.update(result, group)
         start = time.perf_counter()
         try:
             body(ctx, data)
@@ -460,7 +472,20 @@ def _run_group(target, result, group, strategy, body, group_settings, seed, prog
         finally:
             result.timing["body_s"] += time.perf_counter() - start
 
-    test = settings(group_settings)(given(strategy)(example))
+    return given(strategy)(example), ctx
+
+
+def record_failure(result: RunResult, failure: Failure) -> bool:
+    """Add a failure unless one with its key (target, rule, class) is there; True if added."""
+    if any(f.key == failure.key for f in result.failures):
+        return False
+    result.failures.append(failure)
+    return True
+
+
+def _run_group(target, result, group, strategy, body, group_settings, seed, progress) -> None:
+    test, ctx = group_test(target, result, group, strategy, body, progress=progress)
+    test = settings(group_settings)(test)
     if seed is not None:
         test = hypothesis_seed(seed)(test)
     group_start = time.perf_counter()
@@ -470,8 +495,7 @@ def _run_group(target, result, group, strategy, body, group_settings, seed, prog
         if ctx.last is None:
             result.errors.append((group, f"{type(exc).__name__}: {exc}"))
             return
-        if all(f.key != ctx.last.key for f in result.failures):
-            result.failures.append(ctx.last)
+        record_failure(result, ctx.last)
     finally:
         result.timing["group_s"] += time.perf_counter() - group_start
 
