@@ -128,7 +128,7 @@ def test_every_descriptor_rule_can_be_broken():
 
 @pytest.mark.parametrize("profile, rule", _breakable_pairs())
 def test_invalid_draws_break_exactly_their_rules(profile, rule):
-    @settings(FAST, max_examples=15)
+    @settings(FAST, max_examples=10)
     @given(invalid_descriptors(profile, rule))
     def check(draw):
         assert rule in draw.rules
