@@ -160,7 +160,6 @@ PLANTED = [
             ("out.ties.index_order", "out.ties.signed_zero")),
     Planted("heap_path_above_64", check_ties, result_kind(check_ties), _ci(), ("out.ties.index_order",),
             max_total=130),
-    Planted("signed_zero_order", check_exact, result_kind(check_exact), _ci(dtypes=["float32"]), ("out.exact",)),
     Planted("narrowing_to_float16", check_exact, result_kind(check_exact), _ci(dtypes=["float32"]),
             ("out.exact",)),
     Planted("last_equal_at_kth", check_unsorted_set, result_kind(check_unsorted_set), _unsorted("onnx:11"),
