@@ -46,7 +46,7 @@ PROFILES = {
 PROFILES_WITH_DATABASE = ("dev", "nightly")
 
 # Crashing examples restart the worker, hanging ones cost the time limit: shrink them a little.
-MAX_CRASH_REPLAYS = 12
+MAX_CRASH_REPLAYS = 6
 MAX_HANG_REPLAYS = 2
 
 
@@ -241,6 +241,7 @@ class _Context:
         self.outputs: list = []
         self.last: Failure | None = None
         self.fatal = Counter()  # crash/hang examples seen in this group
+        self.halted = False  # a crash or hang an earlier group already reported: stop at once
         self.check_names = _check_names()
 
     def judged(self, case):
@@ -250,14 +251,14 @@ class _Context:
         """fn() with a crash or hang turned into a Violation of `rule`."""
         try:
             return fn()
-        except TargetCrashed as exc:
-            self.fatal[failures.CRASH] += 1
-            raise Violation(rule, f"{case.describe()}: the target crashed: {exc}",
-                            failure_class=failures.CRASH, expected="a result", actual=str(exc)) from None
-        except TargetHung as exc:
-            self.fatal[failures.HANG] += 1
-            raise Violation(rule, f"{case.describe()}: the target hung: {exc}",
-                            failure_class=failures.HANG, expected="a result", actual=str(exc)) from None
+        except (TargetCrashed, TargetHung) as exc:
+            kind = failures.CRASH if isinstance(exc, TargetCrashed) else failures.HANG
+            self.fatal[kind] += 1
+            if any(f.key == (self.target.name, rule, kind) for f in self.result.failures):
+                self.halted = True
+            what = "crashed" if kind == failures.CRASH else "hung"
+            raise Violation(rule, f"{case.describe()}: the target {what}: {exc}",
+                            failure_class=kind, expected="a result", actual=str(exc)) from None
 
     def unsupported(self, case) -> str | None:
         return self._guard(lambda: self.target.supports(case), case, rule="out.valid_accepted")
@@ -296,7 +297,7 @@ class _Context:
             self.result.timing["checks_s"] += time.perf_counter() - start
 
     def stopped(self) -> bool:
-        return (self.fatal[failures.CRASH] >= MAX_CRASH_REPLAYS
+        return (self.halted or self.fatal[failures.CRASH] >= MAX_CRASH_REPLAYS
                 or self.fatal[failures.HANG] >= MAX_HANG_REPLAYS)
 
 

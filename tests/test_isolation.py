@@ -1,0 +1,113 @@
+"""Isolation: a target that crashes or hangs runs in a worker process; the run carries on."""
+import ctypes
+import os
+import signal
+import sys
+
+import numpy as np
+import pytest
+
+from topkspec import failures
+from topkspec.isolation import IsolatedTarget, TargetCrashed, TargetHung
+from topkspec.reference import reference_topk
+from topkspec.runner import RunConfig, run_fuzz
+from topkspec.spec import Case
+from topkspec.targets.base import Rejected
+
+HERE = os.path.abspath(__file__)
+CASE = Case("dml:5.0", "TOP_K1", "float32", (4,), 0, 1)
+X = np.array([3, 1, 4, 1], dtype=np.float32)
+
+
+# -- targets the worker imports from this file ------------------------------------------------
+
+def segfault_when_k_above_1(x, *, axis, k, largest=True):
+    if k >= 2:
+        ctypes.string_at(0)  # reads address 0: SIGSEGV
+    return reference_topk(x, axis=axis, k=k, largest=largest)
+
+
+def sigsegv_when_k_above_1(x, *, axis, k, largest=True):
+    if k >= 2:
+        os.kill(os.getpid(), signal.SIGSEGV)
+    return reference_topk(x, axis=axis, k=k, largest=largest)
+
+
+def hang_when_k_above_1(x, *, axis, k, largest=True):
+    if k >= 2:
+        while True:
+            pass
+    return reference_topk(x, axis=axis, k=k, largest=largest)
+
+
+def noisy(x, *, axis, k, largest=True):
+    print("a target that prints to stdout")  # must not corrupt the worker's replies
+    sys.stdout.flush()
+    if k > np.shape(x)[axis]:
+        raise ValueError(f"k={k} too large")
+    return reference_topk(x, axis=axis, k=k, largest=largest)
+
+
+def _target(name, timeout=5.0):
+    return IsolatedTarget(f"{HERE}:{name}", timeout=timeout)
+
+
+@pytest.mark.parametrize("name", ["segfault_when_k_above_1", "sigsegv_when_k_above_1"])
+def test_a_crash_raises_and_the_worker_restarts(name):
+    target = _target(name)
+    try:
+        values, indices = target.run(CASE, X)
+        assert values.tolist() == [4.0], f"values: expected [4.0], got {values.tolist()}"
+        with pytest.raises(TargetCrashed, match="SIGSEGV"):
+            target.run(CASE.with_(k=2), X)
+        values, indices = target.run(CASE, X)
+        assert indices.tolist() == [2], f"indices after restart: expected [2], got {indices.tolist()}"
+        assert target.restarts == 1, f"restarts: expected 1, got {target.restarts}"
+    finally:
+        target.close()
+
+
+def test_a_hang_is_killed_after_the_timeout_and_the_worker_restarts():
+    target = _target("hang_when_k_above_1", timeout=0.5)
+    try:
+        with pytest.raises(TargetHung, match="no answer within 0.5s"):
+            target.run(CASE.with_(k=2), X)
+        values, _ = target.run(CASE, X)
+        assert values.tolist() == [4.0], f"values after restart: expected [4.0], got {values.tolist()}"
+        assert target.restarts == 1, f"restarts: expected 1, got {target.restarts}"
+    finally:
+        target.close()
+
+
+def test_rejections_and_printing_pass_through_the_worker():
+    target = _target("noisy")
+    try:
+        assert target.name == "noisy" and target.validates, f"worker info: {target.name}, {target.validates}"
+        with pytest.raises(Rejected, match="too large"):
+            target.run(CASE.with_(k=9), X)
+        values, indices = target.run(CASE.with_(k=2), X)
+        assert values.tolist() == [4.0, 3.0], f"values: expected [4.0, 3.0], got {values.tolist()}"
+        assert indices.dtype == np.uint32, f"index type: expected uint32, got {indices.dtype}"
+    finally:
+        target.close()
+
+
+def test_a_target_that_cannot_be_built_is_bad_usage():
+    with pytest.raises(ValueError, match="no attribute"):
+        IsolatedTarget(f"{HERE}:no_such_function")
+
+
+@pytest.mark.parametrize("name, failure_class", [("sigsegv_when_k_above_1", failures.CRASH),
+                                                 ("hang_when_k_above_1", failures.HANG)])
+def test_the_run_reports_the_crash_or_hang_with_its_case_and_carries_on(name, failure_class, tmp_path):
+    result = run_fuzz(RunConfig(target=f"{HERE}:{name}", isolate=True, timeout=0.5, max_examples=40, seed=0,
+                                settings_profile="ci", groups=("valid", "deterministic"),
+                                report_dir=str(tmp_path)))
+    classes = [f.failure_class for f in result.failures]
+    assert classes == [failure_class], f"failure classes: expected [{failure_class!r}], got {classes}"
+    failure = result.failures[0]
+    assert failure.case.k >= 2, f"the failing case's K: expected 2 or more, got {failure.case.describe()}"
+    if failure_class == failures.CRASH:  # crashes are shrunk (a few worker restarts)
+        assert failure.case.k == 2, f"the shrunk case's K: expected 2, got {failure.case.describe()}"
+    assert result.examples["deterministic"] > 0, f"examples after the {failure_class}: {dict(result.examples)}"
+    assert (tmp_path / os.path.basename(failure.report_dir) / "repro.py").is_file(), "repro.py missing"
