@@ -46,7 +46,7 @@ PROFILES = {
 PROFILES_WITH_DATABASE = ("dev", "nightly")
 
 # Crashing examples restart the worker, hanging ones cost the time limit: shrink them a little.
-MAX_CRASH_REPLAYS = 6
+MAX_CRASH_REPLAYS = 12
 MAX_HANG_REPLAYS = 2
 
 
