@@ -198,3 +198,12 @@ def test_import_is_standard_library_only():
            "print(sorted(m for m in ('numpy', 'onnx', 'hypothesis') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_missing_or_malformed_tensor_member_reports_desc_fields_only():
+    desc = dml_base()
+    del desc["Desc"]["OutputIndexTensor"]
+    assert [f.rule for f in spec.validate(desc)] == ["dml.desc.fields"]
+    desc = dml_base()
+    desc["Desc"]["InputTensor"] = [2, 3, 5]
+    assert [f.rule for f in spec.validate(desc)] == ["dml.desc.fields"]

@@ -92,7 +92,7 @@ RULE_LIST = [
     Rule("dml.tensor.fields",
          "Each tensor desc has DataType and Sizes (a list of non-negative integers); Strides, TotalTensorSizeInBytes, GuaranteedBaseOffsetAlignment and Flags are optional and nothing else is allowed.",
          _src(DML_BUFFER_TENSOR_PAGE, "Members"), DOCUMENTED, "dml", _BOTH,
-         check={"kind": "dml_tensor_fields", "tensors": list(_T3)}),
+         check={"kind": "dml_tensor_fields", "tensors": list(_T3)}, requires=("dml.desc.fields",)),
     Rule("dml.operator.available",
          "The operator exists at the feature level: TOP_K from DML_FEATURE_LEVEL_1_0, TOP_K1 from DML_FEATURE_LEVEL_2_1.",
          _src(_DML_ALL, "Availability") + _src(DML_TOP_K_PAGE, "Availability"), DOCUMENTED, "dml", _BOTH,
