@@ -251,3 +251,21 @@ def main():
 
 if __name__ == "__main__":
     main()
+
+
+def test_require_nan_puts_nan_in_every_float_input():
+    import numpy as np
+    from hypothesis import given, settings
+
+    from topkspec.strategies import case_and_input
+
+    seen = []
+
+    @settings(max_examples=60, database=None, derandomize=True)
+    @given(case_and_input("onnx:24", dtypes=["float16", "bfloat16", "float32", "float64"], require_nan=True))
+    def check(drawn):
+        case, x = drawn
+        seen.append(bool(np.isnan(x.astype(np.float64)).any()))
+
+    check()
+    assert seen and all(seen)

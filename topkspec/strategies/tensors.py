@@ -187,9 +187,31 @@ def _array(draw, dtype, shape, allow_nan):
     return flat.reshape(shape)
 
 
-def arrays_for(case, *, allow_nan: bool = False) -> st.SearchStrategy[np.ndarray]:
-    """Input tensors of the case's value type and shape, adversarial on purpose."""
-    strategy = _array(case.dtype, tuple(case.shape), allow_nan)
+@st.composite
+def _with_nans(draw, x):
+    """`x` with NaN put in: one at a drawn position (shrinks to position 0), or a share of the
+    elements, quiet NaNs of either sign."""
+    x = x.copy()
+    flat = x.reshape(-1)
+    share = draw(st.sampled_from([0.0, 0.1, 0.5, 1.0]))
+    if share == 0.0:
+        spots = np.zeros(flat.size, dtype=bool)
+        spots[draw(st.integers(0, flat.size - 1))] = True
+    else:
+        rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+        spots = rng.random(flat.size) < share
+        spots[int(rng.integers(0, flat.size))] = True  # never none
+    signs = np.where(np.random.default_rng(int(spots.sum())).random(int(spots.sum())) < 0.5, -1.0, 1.0)
+    flat[spots] = (signs * np.nan).astype(flat.dtype)
+    return x
+
+
+def arrays_for(case, *, allow_nan: bool = False, require_nan: bool = False) -> st.SearchStrategy[np.ndarray]:
+    """Input tensors of the case's value type and shape, adversarial on purpose. With
+    `require_nan`, floating-point inputs always hold at least one NaN."""
+    strategy = _array(case.dtype, tuple(case.shape), allow_nan or require_nan)
+    if require_nan and dtypes.numpy_dtype(case.dtype).kind not in "iu" and math.prod(case.shape) > 0:
+        strategy = strategy.flatmap(_with_nans)
 
     def label(x):
         event(f"ties={tie_density(x)}")
