@@ -11,6 +11,10 @@ A run is a few property groups, each its own Hypothesis test sharing the run's b
 A group stops at its first failure, shrunk by Hypothesis; the runner keeps the failing example
 (the last one that raised: Hypothesis replays the shrunk example last) and moves on.
 
+Failures are kept in the example database (when there is one) and replay first next time. A
+seed makes the search repeatable; Hypothesis saves nothing under a seed, so a seeded run
+replays what unseeded runs saved, then searches from its seed.
+
     result = run_fuzz(RunConfig(target="onnxruntime", max_examples=300, seed=0))
 """
 from __future__ import annotations
@@ -22,7 +26,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 
@@ -432,7 +436,9 @@ def run_fuzz(config: RunConfig) -> RunResult:
         for group, examples in split_budget(budget, groups).items():
             strategy, body = groups[group]
             group_settings = settings(
-                max_examples=examples, deadline=None, derandomize=values.get("derandomize", False),
+                max_examples=examples, deadline=None,
+                # a database (asked for) and derandomize exclude each other; --seed still repeats
+                derandomize=values.get("derandomize", False) and database is None,
                 database=None if database is None else KeyedDatabase(
                     database, f"{target.name}|{profile}|{group}"),
                 suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
@@ -485,20 +491,27 @@ def record_failure(result: RunResult, failure: Failure) -> bool:
 
 
 def _run_group(target, result, group, strategy, body, group_settings, seed, progress) -> None:
-    test, ctx = group_test(target, result, group, strategy, body, progress=progress)
-    test = settings(group_settings)(test)
-    if seed is not None:
-        test = hypothesis_seed(seed)(test)
-    group_start = time.perf_counter()
-    try:
-        test()
-    except Exception as exc:  # the group's shrunk failure (or Hypothesis reporting it flaky)
-        if ctx.last is None:
-            result.errors.append((group, f"{type(exc).__name__}: {exc}"))
+    """Run one group; with both a seed and a database, first replay the saved failures
+    (Hypothesis's @seed turns the database off for the seeded search)."""
+    passes = [group_settings]
+    if seed is not None and group_settings.database is not None:
+        passes = [settings(group_settings, phases=(Phase.reuse, Phase.shrink)), group_settings]
+    for index, pass_settings in enumerate(passes):
+        test, ctx = group_test(target, result, group, strategy, body, progress=progress)
+        test = settings(pass_settings)(test)
+        if seed is not None and index == len(passes) - 1:
+            test = hypothesis_seed(seed)(test)
+        group_start = time.perf_counter()
+        try:
+            test()
+        except Exception as exc:  # the group's shrunk failure (or Hypothesis reporting it flaky)
+            if ctx.last is None:
+                result.errors.append((group, f"{type(exc).__name__}: {exc}"))
+            else:
+                record_failure(result, ctx.last)
             return
-        record_failure(result, ctx.last)
-    finally:
-        result.timing["group_s"] += time.perf_counter() - group_start
+        finally:
+            result.timing["group_s"] += time.perf_counter() - group_start
 
 
 # -- the summary ------------------------------------------------------------------------------

@@ -1,0 +1,143 @@
+"""The topkspec command line: fuzz, targets, matrix, bench; exit codes 0, 1 and 2."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from topkspec.cli import main
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PLANTED = os.path.join(REPO, "tests", "planted_bugs.py")
+
+
+def fuzz(capsys, *args):
+    code = main(["fuzz", "--profile", "ci", "--quiet", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_repro(path):
+    return subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=120)
+
+
+def test_the_reference_holds_every_property(capsys):
+    code, out, err = fuzz(capsys, "--target", "reference", "--max-examples", "60", "--seed", "0")
+    assert code == 0, f"exit code: expected 0, got {code}\n{out}{err}"
+    assert "every property held" in out, f"summary: {out}"
+    for heading in ("examples per property:", "coverage per type and rank:", "rank 1"):
+        assert heading in out, f"summary lacks {heading!r}: {out}"
+
+
+def test_a_planted_bug_is_found_reported_and_reproduced(capsys, tmp_path):
+    reports = tmp_path / "reports"
+    code, out, err = fuzz(capsys, "--target", f"{PLANTED}:one_based_indices", "--max-examples", "60",
+                          "--seed", "0", "--report-dir", str(reports))
+    assert code == 1, f"exit code: expected 1, got {code}\n{out}{err}"
+    assert "failures by class:" in out and "wrong result" in out, f"summary: {out}"
+    folders = sorted(p for p in reports.iterdir())
+    assert folders, "no report folder written"
+    folder = folders[0]
+    names = sorted(p.name for p in folder.iterdir())
+    assert names == ["case.json", "inputs.npz", "report.md", "repro.py"], f"report folder {folder.name}: {names}"
+    report = (folder / "report.md").read_text()
+    for part in ("# TopK wrong result", "## Rules broken", "## The case (shrunk)", "## Expected and actual",
+                 "**≠**", "## How to reproduce", "one_based_indices"):
+        assert part in report, f"report.md lacks {part!r}:\n{report}"
+    case = json.loads((folder / "case.json").read_text())
+    assert case["violation"]["failure_class"] == "wrong result", f"case.json: {case['violation']}"
+    assert "x0" in np.load(folder / "inputs.npz").files, "inputs.npz has no x0"
+
+    done = run_repro(folder / "repro.py")
+    assert done.returncode == 1, f"repro.py against the bug: expected exit 1, got {done.returncode}\n{done.stdout}{done.stderr}"
+    fixed = folder / "repro_fixed.py"
+    fixed.write_text((folder / "repro.py").read_text().replace(":one_based_indices", ":CORRECT"))
+    done = run_repro(fixed)
+    assert done.returncode == 0, f"repro.py against the fix: expected exit 0, got {done.returncode}\n{done.stdout}{done.stderr}"
+
+
+def test_the_same_seed_repeats_the_run(capsys):
+    runs = [fuzz(capsys, "--target", f"{PLANTED}:ignores_direction", "--max-examples", "40", "--seed", "7")
+            for _ in range(2)]
+    first, second = ([line for line in out.splitlines() if " examples in " not in line] for _, out, _ in runs)
+    assert runs[0][0] == runs[1][0] == 1, f"exit codes: {runs[0][0]}, {runs[1][0]}"
+    assert first == second, f"two runs with seed 7 differ:\n{runs[0][1]}\n---\n{runs[1][1]}"
+
+
+def test_the_example_database_replays_a_failure(capsys, tmp_path):
+    database = tmp_path / "db"
+    args = ["--target", f"{PLANTED}:negate_for_smallest", "--max-examples", "40", "--database", str(database)]
+    code, out, _ = fuzz(capsys, *args)  # unseeded: Hypothesis saves the failure
+    assert code == 1, f"first run: expected exit 1, got {code}\n{out}"
+    assert any(database.rglob("*")), "nothing saved in the example database"
+    code, again, _ = fuzz(capsys, *args, "--seed", "2")
+    assert code == 1, f"replay run: expected exit 1, got {code}\n{again}"
+    failures = [line for line in out.splitlines() if line.startswith("  [")]
+    replayed = [line for line in again.splitlines() if line.startswith("  [")]
+    assert failures == replayed, f"replayed failures differ:\n{failures}\n{replayed}"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["fuzz", "--target", "no-such-target"], "unknown target"),
+    (["fuzz", "--target", "no_such_module_xyz:topk"], "cannot import"),
+    (["fuzz", "--target", f"{PLANTED}:no_such_function"], "no attribute"),
+    (["fuzz", "--target", "reference", "--spec", "cuda:1"], "unknown profile"),
+    (["fuzz", "--max-examples", "many"], "--max-examples"),
+    (["fuzz", "--max-examples", "0"], "--max-examples"),
+    (["fuzz", "--profile", "weekly"], "--profile"),
+    (["fuzz", "--timeout", "-1"], "--timeout"),
+    (["fuzz", "--no-such-option"], "unrecognized arguments"),
+    (["matrix"], "--targets"),
+    (["frobnicate"], "invalid choice"),
+])
+def test_bad_usage_exits_2_with_one_line(capsys, args, message):
+    code = main(args)
+    out, err = capsys.readouterr()
+    assert code == 2, f"{args}: expected exit 2, got {code}\n{out}{err}"
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("topkspec: error:"), f"{args}: stderr {err!r}"
+    assert message in lines[0], f"{args}: expected {message!r} in {lines[0]!r}"
+
+
+def test_the_installed_command_exits_2_without_a_traceback():
+    done = subprocess.run([sys.executable, "-m", "topkspec", "fuzz", "--target", "nope"],
+                          capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert done.returncode == 2, f"exit code: expected 2, got {done.returncode}\n{done.stderr}"
+    assert "Traceback" not in done.stderr, f"stderr has a traceback: {done.stderr}"
+
+
+def test_progress_goes_to_stderr(capsys):
+    code = main(["fuzz", "--profile", "ci", "--target", "reference", "--max-examples", "20", "--seed", "0"])
+    out, err = capsys.readouterr()
+    assert code == 0, f"exit code: expected 0, got {code}"
+    assert "examples, 0 failure(s)" in err, f"no progress on stderr: {err!r}"
+    assert "examples, 0 failure(s)" not in out, "progress leaked onto stdout"
+
+
+def test_targets_json_lists_the_builtins(capsys):
+    assert main(["targets", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert isinstance(rows, list) and rows, f"targets --json: {rows!r}"
+    assert "reference" in json.dumps(rows), "the reference target is not listed"
+
+
+def test_matrix_marks_holds_and_broken_and_links_reports(capsys, tmp_path):
+    out_file = tmp_path / "matrix.md"
+    code = main(["matrix", "--targets", f"reference,{PLANTED}:one_based_indices", "--max-examples", "40",
+                 "--seed", "0", "--out", str(out_file), "--report-dir", str(tmp_path / "reports")])
+    capsys.readouterr()
+    assert code == 1, f"matrix exit code: expected 1 (a target broke a rule), got {code}"
+    text = out_file.read_text()
+    assert "| `out.exact` |" in text and "holds (" in text, f"matrix:\n{text}"
+    assert "**broken** (wrong result)](reports/" in text, f"matrix has no linked broken cell:\n{text}"
+
+
+def test_bench_prints_json_lines_with_the_floor(capsys):
+    assert main(["bench", "--targets", "reference", "--max-examples", "30", "--seed", "0"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [line["target"] for line in lines] == ["hypothesis-floor", "reference"], f"bench lines: {lines}"
+    for key in ("examples_per_s", "generation_s", "target_s", "checks_s"):
+        assert lines[1][key] >= 0, f"bench {key}: {lines[1]}"
+    assert lines[0]["examples_per_s"] > 0, f"floor: {lines[0]}"
