@@ -30,6 +30,23 @@ def pytest_configure(config):
     from topkspec.runner import register_profiles
 
     register_profiles()
+    _check_options(config)
+
+
+def _check_options(config) -> None:
+    """A bad --topk-target or --topk-spec stops the run at once with one message."""
+    name, profile = config.getoption("--topk-target"), config.getoption("--topk-spec")
+    if name is None and profile is None:
+        return
+    try:
+        if name is not None:
+            from topkspec.targets.registry import get_target
+            get_target(name).close()
+        if profile is not None:
+            from topkspec import spec
+            spec.parse_profile(profile)
+    except ValueError as exc:
+        raise pytest.UsageError(f"topkspec: {exc}") from None
 
 
 class TopKSession:

@@ -1,0 +1,89 @@
+"""The pytest plugin: options, Hypothesis profiles, the topk_target fixture and topkspec.suite."""
+import os
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PLANTED = os.path.join(REPO, "tests", "planted_bugs.py")
+
+# A small budget for the suite runs below, as a user's own profile would set it.
+TINY_PROFILE = """
+from hypothesis import settings
+settings.register_profile("tiny", max_examples=25, derandomize=True, database=None, deadline=None)
+"""
+
+
+def run_suite(pytester, *args):
+    pytester.makepyfile(tinyprofile=TINY_PROFILE)
+    pytester.syspathinsert()
+    return pytester.runpytest_subprocess("-p", "tinyprofile", "-p", "no:cacheprovider", "--pyargs",
+                                         "topkspec.suite", "--hypothesis-profile", "tiny", *args)
+
+
+def test_the_suite_passes_on_the_reference(pytester):
+    result = run_suite(pytester, "--topk-target", "reference")
+    result.assert_outcomes(passed=5)
+
+
+def test_the_suite_fails_on_a_planted_bug_and_writes_reports(pytester, tmp_path):
+    reports = tmp_path / "reports"
+    result = run_suite(pytester, "--topk-target", f"{PLANTED}:ignores_direction",
+                       "--topk-report-dir", str(reports))
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("failed", 0) >= 1, f"outcomes: {outcomes}\n{result.stdout.str()}"
+    result.stdout.fnmatch_lines(["*Violation*"])
+    folders = sorted(reports.iterdir())
+    assert folders, "no report folder written"
+    names = sorted(p.name for p in folders[0].iterdir())
+    assert names == ["case.json", "inputs.npz", "report.md", "repro.py"], f"{folders[0].name}: {names}"
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("--topk-target", "no-such-target", "*unknown target 'no-such-target'*"),
+    ("--topk-target", f"{PLANTED}:no_such_function", "*no attribute*"),
+    ("--topk-spec", "cuda:1", "*unknown profile*"),
+])
+def test_bad_options_are_usage_errors(pytester, option, value, message):
+    result = run_suite(pytester, option, value)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, f"exit code: expected usage error, got {result.ret}"
+    result.stderr.fnmatch_lines([message])
+
+
+def test_the_profiles_are_registered_and_ci_can_be_chosen(pytester):
+    pytester.makepyfile("""
+        from hypothesis import settings
+
+        def test_ci_loaded():
+            assert settings.default.derandomize is True
+            assert settings.default.database is None
+            assert settings.default.max_examples == 200
+            for name in ("dev", "nightly"):
+                settings.get_profile(name)
+    """)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--hypothesis-profile", "ci")
+    result.assert_outcomes(passed=1)
+
+
+def test_the_fixture_gives_the_configured_target(pytester):
+    pytester.makepyfile("""
+        import numpy as np
+        from topkspec.spec import Case
+
+        def test_target(topk_target):
+            assert topk_target.name == "reference"
+            values, indices = topk_target.run(Case("dml:5.0", "TOP_K1", "int32", (3,), 0, 1), np.array([1, 3, 2], np.int32))
+            assert values.tolist() == [3] and indices.tolist() == [1]
+    """)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--topk-target", "reference")
+    result.assert_outcomes(passed=1)
+
+
+def test_a_run_that_does_not_use_it_is_untouched(pytester):
+    pytester.makepyfile("def test_plain():\n    assert 1 + 1 == 2\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    help_text = pytester.runpytest_subprocess("--help").stdout.str()
+    for option in ("--topk-target", "--topk-spec", "--topk-report-dir"):
+        assert option in help_text, f"pytest --help lacks {option}"
