@@ -112,8 +112,8 @@ def test_progress_goes_to_stderr(capsys):
     code = main(["fuzz", "--profile", "ci", "--target", "reference", "--max-examples", "20", "--seed", "0"])
     out, err = capsys.readouterr()
     assert code == 0, f"exit code: expected 0, got {code}"
-    assert "examples, 0 failure(s)" in err, f"no progress on stderr: {err!r}"
-    assert "examples, 0 failure(s)" not in out, "progress leaked onto stdout"
+    assert "failure(s)" in err, f"no progress on stderr: {err!r}"
+    assert "failure(s)" not in out, "progress leaked onto stdout"
 
 
 def test_targets_json_lists_the_builtins(capsys):

@@ -102,3 +102,21 @@ def test_bfloat16_inputs_survive_the_npz(tmp_path):
     assert stored.tolist() == x.tolist(), f"x0: expected {x.tolist()}, got {stored.tolist()}"
     done = _repro(folder)
     assert done.returncode == 0, f"the reference accepts bfloat16: expected exit 0, got {done.returncode}\n{done.stderr}"
+
+
+def test_a_nan_policy_repro_reproduces_and_passes_once_fixed(tmp_path):
+    from topkspec.runner import RunConfig, run_fuzz
+
+    planted = os.path.join(os.path.dirname(os.path.abspath(__file__)), "planted_bugs.py")
+    result = run_fuzz(RunConfig(target=f"{planted}:nan_breaks_order", max_examples=60, seed=0,
+                                settings_profile="ci", groups=("nan",), report_dir=str(tmp_path)))
+    rules = [f.rule for f in result.failures]
+    assert rules == ["out.nan.unspecified"], f"failures: expected out.nan.unspecified, got {rules}"
+    folder = result.failures[0].report_dir
+    done = _repro(folder)
+    assert done.returncode == 1, f"against the bug: expected exit 1, got {done.returncode}\n{done.stdout}{done.stderr}"
+    source = open(os.path.join(folder, "repro.py")).read()
+    with open(os.path.join(folder, "repro.py"), "w") as handle:
+        handle.write(source.replace(":nan_breaks_order", ":CORRECT"))
+    done = _repro(folder)
+    assert done.returncode == 0, f"against the fix: expected exit 0, got {done.returncode}\n{done.stdout}{done.stderr}"

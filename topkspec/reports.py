@@ -333,6 +333,29 @@ def differences(first, second, nan_equal=True):
             f"{v2[tuple(pos)]!r}@{i2[tuple(pos)]}" for pos in np.argwhere(bad)[:5]]
 
 
+def nan_problems(call, x, values):
+    """With NaN in the input: the non-NaN values returned must be the top non-NaN input values,
+    in order (in any order when unsorted); where NaN goes is up to the implementation."""
+    axis = norm_axis(call)
+    as_rows = lambda a: np.moveaxis(np.asarray(a).astype(np.float64), axis, -1).reshape(-1, a.shape[axis])
+    got, xs = as_rows(values), as_rows(x)
+    fill = -np.inf if call["largest"] else np.inf
+    got_nan = np.isnan(got)
+    front = np.take_along_axis(got, np.argsort(got_nan, axis=1, kind="stable"), axis=1)
+    want = np.sort(np.where(np.isnan(xs), fill, xs), axis=1)
+    if call["largest"]:
+        want = want[:, ::-1]
+    want = want[:, :got.shape[1]]
+    if not call["sorted"]:
+        front = np.sort(np.where(np.isnan(front), fill, front), axis=1)
+        if call["largest"]:
+            front = front[:, ::-1]
+    used = np.arange(got.shape[1])[None, :] < (~got_nan).sum(axis=1)[:, None]
+    bad = used & (front != want)
+    return [f"sequence {r}: non-NaN value number {p} returned is {front[r, p]!r}, expected {want[r, p]!r}"
+            for r, p in np.argwhere(bad)[:5]]
+
+
 def result_problems(call, x, values, indices, expected):
     """What the suite checks of one result: shape, types, indices, gather, then the exact result
     (NaN-free and sorted), the set of (index, value) (unsorted) or nothing more (NaN present)."""
@@ -354,7 +377,7 @@ def result_problems(call, x, values, indices, expected):
     if not (bits(gathered) == bits(values)).all():
         return ["values are not the input elements at the returned indices"]
     if is_nan(x).any():
-        return []
+        return nan_problems(call, x, values)
     if not call["sorted"]:
         order = np.argsort(idx, axis=axis, kind="stable")
         eorder = np.argsort(ei.astype(np.int64), axis=axis, kind="stable")
