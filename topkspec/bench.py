@@ -30,12 +30,12 @@ def hypothesis_floor(max_examples: int, seed: int = 0) -> dict:
 
 
 def bench_target(name: str, *, max_examples: int, seed: int = 0, isolate=None) -> dict:
-    """One fuzz run (ci settings, no reports) timed: generation is what Hypothesis spends
-    outside the example bodies (drawing, shrinking, bookkeeping)."""
+    """One fuzz run (ci settings, no shrinking, no reports) timed: generation is what
+    Hypothesis spends outside the example bodies (drawing and bookkeeping)."""
     from topkspec.runner import RunConfig, run_fuzz
 
     result = run_fuzz(RunConfig(target=name, max_examples=max_examples, seed=seed, settings_profile="ci",
-                                isolate=isolate))
+                                isolate=isolate, shrink=False))
     timing = result.timing
     return {"target": name, "examples": result.total_examples,
             "examples_per_s": round(result.total_examples / result.seconds, 1),

@@ -157,6 +157,7 @@ class RunResult:
     checks: Counter = field(default_factory=Counter)  # examples per property
     coverage: Counter = field(default_factory=Counter)  # (dtype, rank)
     unsupported: Counter = field(default_factory=Counter)  # reason
+    not_runnable: int = 0  # invalid descriptors no Case carries (judged by `topkspec validate`)
     failures: list = field(default_factory=list)
     errors: list = field(default_factory=list)  # (group, message): the suite itself failed
     seconds: float = 0.0
@@ -187,6 +188,7 @@ class RunConfig:
     timeout: float = DEFAULT_TIMEOUT
     groups: tuple | None = None  # restrict to these groups
     progress: object = None  # a stream for progress lines, or None
+    shrink: bool = True  # False: report failures as found (benchmarks measure the search alone)
 
 
 # -- the run ----------------------------------------------------------------------------------
@@ -266,7 +268,11 @@ class _Context:
                             failure_class=kind, expected="a result", actual=str(exc)) from None
 
     def unsupported(self, case) -> str | None:
-        return self._guard(lambda: self.target.supports(case), case, rule="out.valid_accepted")
+        start = time.perf_counter()  # asking may build a session: the target's time
+        try:
+            return self._guard(lambda: self.target.supports(case), case, rule="out.valid_accepted")
+        finally:
+            self.result.timing["target_s"] += time.perf_counter() - start
 
     def raw_run(self, case, x, *, rule="out.valid_accepted"):
         """The target's answer; Rejected propagates; crash and hang raise Violations."""
@@ -353,7 +359,7 @@ def _invalid_body(ctx: _Context, draw) -> None:
     from topkspec.properties import check_rejects_invalid
 
     if draw.case is None:
-        ctx.result.unsupported["invalid descriptor a Case cannot carry (checked by `validate`)"] += 1
+        ctx.result.not_runnable += 1  # a broken tensor field, say: only `validate` judges it
         return
     fatal = []
 
@@ -443,7 +449,8 @@ def run_fuzz(config: RunConfig) -> RunResult:
                 database=None if database is None else KeyedDatabase(
                     database, f"{target.name}|{profile}|{group}"),
                 suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
-                print_blob=values.get("print_blob", False))
+                print_blob=values.get("print_blob", False),
+                phases=tuple(Phase) if config.shrink else tuple(p for p in Phase if p != Phase.shrink))
             _run_group(target, result, group, strategy, body, group_settings, config.seed, progress)
             progress.update(result, group, force=True)
         result.seconds = time.perf_counter() - start
@@ -536,6 +543,9 @@ def format_summary(result: RunResult) -> str:
         lines.append("unsupported cases by reason:")
         for reason, count in result.unsupported.most_common():
             lines.append(f"  {count:>5}  {reason}")
+    if result.not_runnable:
+        lines.append(f"invalid descriptors drawn that no call can carry (see `topkspec validate`): "
+                     f"{result.not_runnable}")
     lines.append("failures by class:" if result.failures else "failures: none, every property held")
     for name, count in sorted(result.failures_by_class().items()):
         lines.append(f"  {name:<28} {count}")
