@@ -8,8 +8,11 @@ small sizes, K = 1).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from hypothesis import event, strategies as st
+
+from topkspec.strategies import cached
 
 from topkspec import spec
 from topkspec.spec import Case
@@ -66,6 +69,7 @@ def k_position(k: int, n: int) -> str:
     return "middle"
 
 
+@lru_cache(maxsize=256)
 def axis_sizes(max_axis_size: int, min_size: int = 1) -> st.SearchStrategy[int]:
     """Axis lengths: short ones first (they shrink best), then lengths around powers of two,
     then anything up to `max_axis_size`."""
@@ -78,6 +82,7 @@ def axis_sizes(max_axis_size: int, min_size: int = 1) -> st.SearchStrategy[int]:
     return st.one_of(branches)
 
 
+@lru_cache(maxsize=8192)
 def ks_for(n: int, *, strict_doc: bool = False) -> st.SearchStrategy[int]:
     """K in 1..n (1..n-1 under strict_doc), with 1, n-1 and n drawn often."""
     top = n - 1 if strict_doc else n
@@ -85,12 +90,18 @@ def ks_for(n: int, *, strict_doc: bool = False) -> st.SearchStrategy[int]:
     return st.one_of(st.sampled_from(edges), st.integers(1, top))
 
 
+@lru_cache(maxsize=128)
+def _other_size(cap: int) -> st.SearchStrategy[int]:
+    """One non-axis size: 1 to 3 mostly, up to `cap`."""
+    return st.one_of(st.integers(1, min(cap, 3)), st.integers(1, cap))
+
+
 def _other_sizes(draw, count: int, budget: int) -> list[int]:
     """Sizes of the non-axis dimensions, small mostly, their product at most `budget`."""
     sizes = []
     for _ in range(count):
         cap = max(1, budget)
-        size = draw(st.one_of(st.integers(1, min(cap, 3)), st.integers(1, min(cap, 64))))
+        size = draw(_other_size(min(cap, 64)))
         sizes.append(size)
         budget //= size
     return sizes
@@ -99,22 +110,22 @@ def _other_sizes(draw, count: int, budget: int) -> list[int]:
 @st.composite
 def _cases(draw, profile, plans, max_axis_size, max_total, strict_doc):
     prof = spec.parse_profile(profile)
-    plan = draw(st.sampled_from(plans))
-    dtype = draw(st.sampled_from(plan.value_types))
+    plan = draw(cached.sampled(plans))
+    dtype = draw(cached.sampled(plan.value_types))
     # The switches come before the shape: choices drawn early vary most across a run.
     if prof.family == "dml":
-        largest = True if plan.op == "TOP_K" else draw(st.sampled_from([True, False]))
+        largest = True if plan.op == "TOP_K" else draw(cached.sampled((True, False)))
         sorted_ = True
-        index_dtype = draw(st.sampled_from(plan.index_types))
+        index_dtype = draw(cached.sampled(plan.index_types))
         negative_axis = False
     else:
         has_direction = prof.opset not in ("1", "10")
-        largest = draw(st.sampled_from([True, False])) if has_direction else True
-        sorted_ = draw(st.sampled_from([True, False])) if has_direction else True
+        largest = draw(cached.sampled((True, False))) if has_direction else True
+        sorted_ = draw(cached.sampled((True, False))) if has_direction else True
         index_dtype = "int64"
-        negative_axis = draw(st.sampled_from([False, True]))
-    rank = draw(st.sampled_from(plan.ranks))
-    axis = draw(st.integers(0, rank - 1))
+        negative_axis = draw(cached.sampled((False, True)))
+    rank = draw(cached.sampled(plan.ranks))
+    axis = draw(cached.integers(0, rank - 1))
     strict_dml = strict_doc and prof.family == "dml"
     n = draw(axis_sizes(min(max_axis_size, max_total), min_size=2 if strict_dml else 1))
     others = _other_sizes(draw, rank - 1, max_total // n)

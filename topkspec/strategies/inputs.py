@@ -4,13 +4,13 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from topkspec.strategies.descriptors import DEFAULT_MAX_AXIS_SIZE, DEFAULT_MAX_TOTAL, valid_cases
-from topkspec.strategies.tensors import arrays_for
+from topkspec.strategies.tensors import draw_array
 
 
 @st.composite
 def _case_and_input(draw, cases, allow_nan, require_nan):
     case = draw(cases)
-    return case, draw(arrays_for(case, allow_nan=allow_nan, require_nan=require_nan))
+    return case, draw_array(draw, case, allow_nan=allow_nan, require_nan=require_nan)
 
 
 def case_and_input(profile, *, ops=None, dtypes=None, max_rank=8, max_axis_size=DEFAULT_MAX_AXIS_SIZE,

@@ -7,9 +7,12 @@ array; large ones draw a small pool of values and a seed, and numpy builds the a
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 from hypothesis import event, strategies as st
+
+from topkspec.strategies import cached
 
 from topkspec import dtypes
 
@@ -85,6 +88,7 @@ def _finfo(dtype: str) -> dict:
             "subnormal": float(info.smallest_subnormal)}
 
 
+@lru_cache(maxsize=64)
 def elements(dtype: str, *, allow_nan: bool = False) -> st.SearchStrategy:
     """One element as a Python number: small ones first (they shrink best), then the
     special values, then anything of the type."""
@@ -156,14 +160,19 @@ def _streams(seed: int):
     return [np.random.default_rng([seed, purpose]) for purpose in range(3)]
 
 
-@st.composite
-def _array(draw, dtype, shape, allow_nan):
+@lru_cache(maxsize=64)
+def _pools(dtype: str, allow_nan: bool) -> st.SearchStrategy[list]:
+    """A pool of 1 to 6 values, or a pair of values that collide when converted."""
+    return st.one_of(st.lists(elements(dtype, allow_nan=allow_nan), min_size=1, max_size=6),
+                     st.sampled_from(collision_pairs(dtype)).flatmap(st.permutations))
+
+
+def _build_array(draw, dtype, shape, allow_nan):
     size = math.prod(shape)
     element = elements(dtype, allow_nan=allow_nan)
-    pool_values = draw(st.one_of(st.lists(element, min_size=1, max_size=6),
-                                 st.sampled_from(collision_pairs(dtype)).flatmap(st.permutations)))
-    mode = draw(st.sampled_from(MODES))
-    seed = draw(st.integers(0, 2**32 - 1))
+    pool_values = draw(_pools(dtype, allow_nan))
+    mode = draw(cached.sampled(MODES))
+    seed = draw(cached.integers(0, 2**32 - 1))
     if mode == "direct" and size > SMALL_SIZE:
         mode = "pool"
     event(f"array mode={mode}")
@@ -178,7 +187,7 @@ def _array(draw, dtype, shape, allow_nan):
         return pool[choose.integers(0, len(pool), size=size)].reshape(shape)
     flat = _random_values(spread, dtype, size)
     if mode == "random+pool":  # a few pool values sprinkled over random data
-        spots = sprinkle.random(size) < draw(st.sampled_from([0.01, 0.1, 0.5]))
+        spots = sprinkle.random(size) < draw(cached.sampled((0.01, 0.1, 0.5)))
         flat[spots] = pool[choose.integers(0, len(pool), size=int(spots.sum()))]
     elif mode in ("ascending", "descending"):
         flat = np.sort(flat) if flat.dtype.kind in "iu" else np.sort(flat.astype(np.float64)).astype(pool.dtype)
@@ -187,18 +196,17 @@ def _array(draw, dtype, shape, allow_nan):
     return flat.reshape(shape)
 
 
-@st.composite
-def _with_nans(draw, x):
+def _put_nans(draw, x):
     """`x` with NaN put in: one at a drawn position (shrinks to position 0), or a share of the
     elements, quiet NaNs of either sign."""
     x = x.copy()
     flat = x.reshape(-1)
-    share = draw(st.sampled_from([0.0, 0.1, 0.5, 1.0]))
+    share = draw(cached.sampled((0.0, 0.1, 0.5, 1.0)))
     if share == 0.0:
         spots = np.zeros(flat.size, dtype=bool)
-        spots[draw(st.integers(0, flat.size - 1))] = True
+        spots[draw(cached.integers(0, flat.size - 1))] = True
     else:
-        rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+        rng = np.random.default_rng(draw(cached.integers(0, 2**32 - 1)))
         spots = rng.random(flat.size) < share
         spots[int(rng.integers(0, flat.size))] = True  # never none
     signs = np.where(np.random.default_rng(int(spots.sum())).random(int(spots.sum())) < 0.5, -1.0, 1.0)
@@ -206,17 +214,20 @@ def _with_nans(draw, x):
     return x
 
 
+def draw_array(draw, case, *, allow_nan: bool = False, require_nan: bool = False) -> np.ndarray:
+    """Draw an input for `case` with a composite's `draw`. Builds no strategy per call, which
+    keeps generation fast: the strategies it draws from are made once per type."""
+    x = _build_array(draw, case.dtype, tuple(case.shape), allow_nan or require_nan)
+    floating = x.dtype.kind not in "iu"
+    if require_nan and floating and x.size > 0:
+        x = _put_nans(draw, x)
+    event(f"ties={tie_density(x)}")
+    if (allow_nan or require_nan) and floating:
+        event(f"NaN present={bool(np.isnan(x.astype(np.float64)).any())}")
+    return x
+
+
 def arrays_for(case, *, allow_nan: bool = False, require_nan: bool = False) -> st.SearchStrategy[np.ndarray]:
     """Input tensors of the case's value type and shape, adversarial on purpose. With
     `require_nan`, floating-point inputs always hold at least one NaN."""
-    strategy = _array(case.dtype, tuple(case.shape), allow_nan or require_nan)
-    if require_nan and dtypes.numpy_dtype(case.dtype).kind not in "iu" and math.prod(case.shape) > 0:
-        strategy = strategy.flatmap(_with_nans)
-
-    def label(x):
-        event(f"ties={tie_density(x)}")
-        if allow_nan and x.dtype.kind not in "iu":
-            event(f"NaN present={bool(np.isnan(x.astype(np.float64)).any())}")
-        return x
-
-    return strategy.map(label)
+    return st.composite(lambda draw: draw_array(draw, case, allow_nan=allow_nan, require_nan=require_nan))()
