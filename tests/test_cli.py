@@ -58,6 +58,17 @@ def test_a_planted_bug_is_found_reported_and_reproduced(capsys, tmp_path):
     assert done.returncode == 0, f"repro.py against the fix: expected exit 0, got {done.returncode}\n{done.stdout}{done.stderr}"
 
 
+def test_a_correct_function_holds_under_the_dev_profile_with_a_seed(capsys, tmp_path):
+    # dev keeps a database: a seeded run first replays it, and an empty one must not end the run;
+    # a plain function is held to refusing impossible input only, not to the profile's type tables.
+    code = main(["fuzz", "--quiet", "--target", f"{PLANTED}:CORRECT", "--max-examples", "80", "--seed", "0",
+                 "--database", str(tmp_path / "db")])
+    out, err = capsys.readouterr()
+    assert code == 0, f"exit code: expected 0, got {code}\n{out}{err}"
+    assert "every property held" in out and "error in group" not in out, out
+    assert " 0 examples in " not in out and "rejects_invalid" in out, out
+
+
 def test_the_same_seed_repeats_the_run(capsys):
     runs = [fuzz(capsys, "--target", f"{PLANTED}:ignores_direction", "--max-examples", "40", "--seed", "7")
             for _ in range(2)]

@@ -72,6 +72,18 @@ def test_a_target_without_validation_skips_the_rejection_group():
     assert "invalid" not in result.examples, f"groups run: {dict(result.examples)}"
 
 
+def test_type_and_rank_rejections_apply_only_to_targets_that_know_the_tables():
+    def beyond_tables(result):  # float64 values and rank 9 are outside DirectML 5.0's tables
+        return {(dtype, rank) for dtype, rank in result.coverage if dtype == "float64" or rank > 8}
+
+    config = dict(max_examples=120, seed=0, settings_profile="ci", groups=("invalid",), profile="dml:5.0")
+    reference = run_fuzz(RunConfig(target="reference", **config))
+    assert reference.ok and beyond_tables(reference), f"reference: {dict(reference.coverage)}"
+    plain = run_fuzz(RunConfig(target=f"{PLANTED}:CORRECT", **config))
+    assert plain.ok, format_summary(plain)
+    assert plain.checks["rejects_invalid"] > 0 and not beyond_tables(plain), f"plain: {dict(plain.coverage)}"
+
+
 def test_an_unknown_settings_profile_is_a_run_error():
     with pytest.raises(RunError, match="weekly"):
         run_fuzz(RunConfig(target="reference", settings_profile="weekly"))

@@ -20,6 +20,7 @@ from topkspec.strategies import (
     tie_density, valid_cases,
 )
 from topkspec.strategies.tensors import collision_pairs
+from topkspec.strategies.invalid import CASE_RULES, IMPOSSIBLE_RULES
 
 PROFILES = spec.STANDARD_PROFILES + ("dml:1.0",)
 FAST = settings(max_examples=40, derandomize=True, database=None, deadline=None,
@@ -138,6 +139,7 @@ def test_invalid_draws_break_exactly_their_rules(profile, rule):
         if not spec.RULES[rule].breakable_alone:
             assert len(draw.rules) >= 2, f"{rule} cannot break alone, yet {draw.describe()}"
         if draw.case is not None:
+            assert rule in CASE_RULES, f"{rule} carries a case but is not in CASE_RULES"
             by_case = {f.rule for f in spec.validate(draw.case, strict_doc=draw.strict_doc)}
             assert by_case == set(draw.rules), f"{draw.case.describe()}: case reports {sorted(by_case)}"
     check()
@@ -164,14 +166,15 @@ def test_invalid_descriptors_refuses_what_it_cannot_break():
         invalid_descriptors("onnx:11", "onnx.attr.k_matches")  # k is no attribute after TopK-1
 
 
-def test_invalid_cases_are_the_runtime_checkable_ones():
-    draws = collect(invalid_descriptors("dml:5.0"), 300)
+@pytest.mark.parametrize("profile", ["dml:5.0", "onnx:11"])
+def test_invalid_cases_are_the_runtime_checkable_ones(profile):
+    draws = collect(invalid_descriptors(profile), 400)
     with_case = {rule for d in draws if d.case is not None for rule in d.rules}
-    assert {"dml.k.positive", "dml.k.max", "dml.axis.range", "dml.dtype.value_supported",
-            "dml.rank.supported"} <= with_case
-    assert {rule for d in draws for rule in d.rules} >= set(breakable_rules("dml:5.0", strict_doc=False))
+    family = profile.split(":")[0]
+    assert with_case == {rule for rule in CASE_RULES if rule.startswith(family)}, with_case
+    assert {rule for d in draws for rule in d.rules} >= set(breakable_rules(profile, strict_doc=False))
     impossible = {rule for d in draws if d.impossible for rule in d.rules}
-    assert impossible == {"dml.k.positive", "dml.k.max", "dml.axis.range"}, impossible
+    assert impossible == {rule for rule in IMPOSSIBLE_RULES if rule.startswith(family)}, impossible
 
 
 # -- input tensors ------------------------------------------------------------------------

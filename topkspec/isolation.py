@@ -70,7 +70,8 @@ def _worker_main() -> None:
     try:
         target = _build(_receive(requests))
         _send(replies, ("ok", {"name": target.name, "version": target.version(),
-                               "validates": target.validates, "index_dtype": target.index_dtype,
+                               "validates": target.validates,
+                               "validates_tables": target.validates_tables, "index_dtype": target.index_dtype,
                                "default_profile": target.default_profile}))
     except Exception as exc:
         _send(replies, ("error", f"{type(exc).__name__}: {exc}"))
@@ -189,6 +190,10 @@ class IsolatedTarget(Target):
     @property
     def validates(self):
         return self._info["validates"]
+
+    @property
+    def validates_tables(self):
+        return self._info["validates_tables"]
 
     @property
     def index_dtype(self):

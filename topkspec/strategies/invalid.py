@@ -49,6 +49,11 @@ class InvalidDraw:
 # Rules whose breakage leaves nothing to compute.
 IMPOSSIBLE_RULES = frozenset({"dml.k.positive", "dml.k.max", "dml.axis.range",
                               "onnx.k.positive", "onnx.k.max", "onnx.axis.range"})
+# Rules whose breakers can carry a Case, so a call can show whether a runtime refuses them;
+# the rest (a malformed member, an attribute at the wrong opset) only `validate` judges.
+CASE_RULES = IMPOSSIBLE_RULES | frozenset({
+    "dml.k.max_strict", "dml.rank.supported", "dml.dtype.value_supported", "dml.dtype.index_supported",
+    "onnx.dtype.T"})
 
 
 def _small_cases(profile, **kw):

@@ -27,6 +27,11 @@ class Target:
     #: range) with an exception, so rejection checks apply to it. Some that validate
     #: still accept K=0, which the spec forbids: the rejection checks report it.
     validates: bool = False
+    #: The spec families ("dml", "onnx") whose tables the target enforces: it also refuses
+    #: a value type, index type or rank the profile leaves out. A target that does not know
+    #: the profile (a plain function, a runtime with a type list of its own) is held only to
+    #: refusing input no TopK can compute: K or the axis out of range.
+    validates_tables: tuple = ()
     #: True when the target runs native code that may crash or hang (run it isolated).
     native: bool = False
     #: The index type the target returns: None means `case.index_dtype`; "int64" means
@@ -85,7 +90,7 @@ class CallableTarget(Target):
     case's index type when they fit it exactly.
     """
 
-    validates = True
+    validates = True  # by raising; it cannot know the profile's tables
 
     def __init__(self, fn: Callable, name: str | None = None, default_profile: str = "dml:5.0"):
         if not callable(fn):

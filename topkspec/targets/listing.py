@@ -57,6 +57,7 @@ def describe_target(target: Target) -> dict:
         "version": target.version(),
         "default_profile": target.default_profile,
         "validates": target.validates,
+        "validates_tables": target.validates_tables,
         "index_dtype": target.index_dtype,
         "support": support_matrix(target) if ok else {},
     }
@@ -72,6 +73,13 @@ def describe_targets(targets=None) -> list[dict]:
     return rows
 
 
+def _validates(row: dict) -> str:
+    if not row["validates"]:
+        return "no"
+    tables = ", ".join(row["validates_tables"])
+    return f"yes, and the {tables} tables" if tables else "yes (K and axis only)"
+
+
 def format_targets(rows: list[dict]) -> str:
     """A readable table: one block per target, one line per profile of its matrix."""
     lines = []
@@ -82,7 +90,7 @@ def format_targets(rows: list[dict]) -> str:
             lines.append(f"    needs: {row['reason']}")
             continue
         lines.append(f"    default profile {row['default_profile']}; "
-                     f"validates: {'yes' if row['validates'] else 'no'}; "
+                     f"validates: {_validates(row)}; "
                      f"indices: {row['index_dtype'] or 'as the profile says'}")
         for profile, cell in row["support"].items():
             text = " ".join(cell["supported"]) or "-"

@@ -48,6 +48,7 @@ def is_not_implemented(exc: BaseException) -> bool:
 
 class OnnxRuntimeTarget(Target):
     validates = True  # refuses K above the size and an out-of-range axis (the CPU provider accepts K=0)
+    validates_tables = ("onnx",)  # the model checker holds inputs to the opset's T and I
     native = True
     index_dtype = "int64"
 

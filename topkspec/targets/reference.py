@@ -14,6 +14,7 @@ class ReferenceTarget(Target):
     name = "reference"
     default_profile = "dml:5.0"
     validates = True
+    validates_tables = ("dml", "onnx")
 
     def version(self) -> str:
         import numpy as np
