@@ -74,6 +74,7 @@ def test_onnxruntime_repro_builds_the_model_inline_and_checks_the_result(tmp_pat
     assert done.returncode == 0, f"ONNX Runtime is right here: expected exit 0, got {done.returncode}\n{done.stdout}{done.stderr}"
     report = open(os.path.join(folder, "report.md")).read()
     assert "| 0 | 0 | 5.0 | 1 | 5.0 | 2 | **≠** |" in report, f"side-by-side table:\n{report}"
+    assert "ONNX TopK operator, versions 11, 10 and 1 (`001_" in report, f"sources by title:\n{report}"
 
 
 def test_onnxruntime_repro_reproduces_k_zero_being_accepted(tmp_path):

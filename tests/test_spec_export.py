@@ -55,6 +55,12 @@ def test_verdicts_follow_the_exported_rule_parameters():
     assert [f.rule for f in spec.Validator(edited).validate(desc)] == ["dml.k.max"]
 
 
+def test_every_cited_seed_document_has_a_title():
+    exported = spec.export()
+    cited = {s["doc"] for rule in exported["rules"] for s in rule["sources"] if s["doc"].endswith(".txt")}
+    assert cited <= set(exported["documents"]), f"untitled documents: {cited - set(exported['documents'])}"
+
+
 def test_revisions_and_their_differences_are_recorded():
     exported = spec.export()
     assert set(exported["dml_revisions"]) == {spec.tables.SEED_000, spec.tables.SEED_002,

@@ -138,6 +138,15 @@ def title_of(failure) -> str:
             f"axis={case.axis} k={case.k} {'largest' if case.largest else 'smallest'} on {failure.target}")
 
 
+def _source_line(source: dict) -> str:
+    """'Title (`file`), section "X"' for a seed document; the text as it is otherwise."""
+    from topkspec.spec.tables import DOCUMENTS
+
+    doc = source["doc"]
+    where = f"{DOCUMENTS[doc]} (`{doc}`)" if doc in DOCUMENTS else doc
+    return where + (f', section "{source["section"]}"' if source.get("section") else "")
+
+
 def _rules_section(failure) -> str:
     from topkspec import spec
 
@@ -147,8 +156,8 @@ def _rules_section(failure) -> str:
         if rule is None:
             lines.append(f"- `{rule_id}`")
             continue
-        sources = "; ".join(", ".join(f"{k}: {v}" for k, v in src.items()) for src in rule.sources) or "—"
-        lines.append(f"- `{rule.id}` ({rule.status}): {rule.statement}  \n  Source: {sources}")
+        lines.append(f"- `{rule.id}` ({rule.status}): {rule.statement}  \n  Sources:")
+        lines.extend(f"  - {_source_line(src)}" for src in rule.sources)
     return "\n".join(lines)
 
 

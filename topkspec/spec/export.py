@@ -54,6 +54,7 @@ def export() -> dict:
             "onnx_type_strings": dict(dtypes.ONNX_TYPE_STRINGS),
         },
         "rules": [rule.to_dict() for rule in RULE_LIST],
+        "documents": dict(tables.DOCUMENTS),
         "dml_revisions": tables.DML_REVISIONS,
         "dml_revision_differences": tables.DML_REVISION_DIFFERENCES,
         "dml_worked_examples": tables.DML_WORKED_EXAMPLES,

@@ -14,6 +14,16 @@ ONNX_SCHEMA_24 = "onnx.defs.get_schema('TopK', 24) (installed onnx package)"
 DML_TOP_K_PAGE = "DML_TOP_K_OPERATOR_DESC page (DirectML docs, outside the seeds), as DESIGN.md records it"
 DML_BUFFER_TENSOR_PAGE = "DML_BUFFER_TENSOR_DESC page (DirectML docs, outside the seeds)"
 
+# What each seed document is, for readers who do not have the files at hand.
+DOCUMENTS = {
+    SEED_000: "DirectML DML_TOP_K1_OPERATOR_DESC page (English; 3_1 and 2_1 tables, worked examples)",
+    SEED_001: "ONNX TopK operator, versions 11, 10 and 1",
+    SEED_002: "DirectML DML_TOP_K1_OPERATOR_DESC, older revision (German translation beside the English)",
+    SEED_003: "DirectML DML_TOP_K1_OPERATOR_DESC, newest revision (adds the 5_0 table)",
+    SEED_004: "DirectML DML_TOP_K1_OPERATOR_DESC, 3_1 revision (Russian translation beside the English)",
+    DESIGN: "topkspec design decisions",
+}
+
 DML_OPERATOR_TYPES = {"TOP_K": 71, "TOP_K1": 112}
 DML_AXIS_DIRECTIONS = {"INCREASING": 0, "DECREASING": 1}
 
