@@ -1,0 +1,35 @@
+"""The README's code example runs as written: it passes on the reference and catches a bug."""
+import os
+import re
+
+import pytest
+
+from topkspec import reference_topk, spec
+from topkspec.failures import Violation
+
+README = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")
+
+
+def _example() -> str:
+    text = open(README, encoding="utf-8").read()
+    section = text.split("## Use the strategies and properties in your own tests", 1)[1]
+    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+
+
+def _run(my_topk):
+    namespace = {"my_topk": my_topk, "my_validate": spec.validate}
+    exec(compile(_example(), README, "exec"), namespace)
+    namespace["test_my_validator"]()
+    namespace["test_my_topk"]()
+
+
+def test_the_strategies_example_passes_on_the_reference():
+    _run(reference_topk)
+
+
+def test_the_strategies_example_catches_a_wrong_direction():
+    def ignores_direction(x, *, axis, k, largest):
+        return reference_topk(x, axis=axis, k=k, largest=True)
+
+    with pytest.raises(Violation):
+        _run(ignores_direction)
