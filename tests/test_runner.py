@@ -84,6 +84,28 @@ def test_type_and_rank_rejections_apply_only_to_targets_that_know_the_tables():
     assert plain.checks["rejects_invalid"] > 0 and not beyond_tables(plain), f"plain: {dict(plain.coverage)}"
 
 
+def test_invalid_cases_the_target_does_not_implement_are_not_run():
+    # A refusal for want of a kernel proves nothing about the rule the draw breaks.
+    from topkspec.reference import reference_topk
+    from topkspec.targets.base import CallableTarget
+
+    class NoInt8(CallableTarget):
+        def supports(self, case):
+            return "no int8 kernel" if case.dtype == "int8" else None
+
+    calls = []
+
+    def accepts_anything(x, *, axis, k, largest):
+        calls.append(str(x.dtype))
+        return reference_topk(x, axis=axis, k=max(k, 0), largest=largest)
+
+    result = run_fuzz(RunConfig(target=NoInt8(accepts_anything, name="no-int8"), max_examples=150, seed=1,
+                                settings_profile="ci", groups=("invalid",), profile="onnx:24", shrink=False))
+    assert result.unsupported["no int8 kernel"] > 0, f"unsupported: {dict(result.unsupported)}"
+    assert "int8" not in calls, "an int8 case the target declared unsupported was run"
+    assert not result.ok, "k = 0 and K above the size, accepted for other types, must be found"
+
+
 def test_an_unknown_settings_profile_is_a_run_error():
     with pytest.raises(RunError, match="weekly"):
         run_fuzz(RunConfig(target="reference", settings_profile="weekly"))

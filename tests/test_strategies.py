@@ -20,7 +20,7 @@ from topkspec.strategies import (
     tie_density, valid_cases,
 )
 from topkspec.strategies.tensors import collision_pairs
-from topkspec.strategies.invalid import CASE_RULES, IMPOSSIBLE_RULES
+from topkspec.strategies.invalid import CASE_RULES, IMPOSSIBLE_RULES, carries_cases
 
 PROFILES = spec.STANDARD_PROFILES + ("dml:1.0",)
 FAST = settings(max_examples=40, derandomize=True, database=None, deadline=None,
@@ -166,12 +166,14 @@ def test_invalid_descriptors_refuses_what_it_cannot_break():
         invalid_descriptors("onnx:11", "onnx.attr.k_matches")  # k is no attribute after TopK-1
 
 
-@pytest.mark.parametrize("profile", ["dml:5.0", "onnx:11"])
+@pytest.mark.parametrize("profile", ["dml:5.0", "onnx:11", "onnx:24"])
 def test_invalid_cases_are_the_runtime_checkable_ones(profile):
     draws = collect(invalid_descriptors(profile), 400)
     with_case = {rule for d in draws if d.case is not None for rule in d.rules}
     family = profile.split(":")[0]
-    assert with_case == {rule for rule in CASE_RULES if rule.startswith(family)}, with_case
+    claimed = {rule for rule in breakable_rules(profile) if carries_cases(profile, rule)}
+    assert with_case == claimed, f"draws carry cases for {sorted(with_case)}, claimed {sorted(claimed)}"
+    assert claimed <= CASE_RULES
     assert {rule for d in draws for rule in d.rules} >= set(breakable_rules(profile, strict_doc=False))
     impossible = {rule for d in draws if d.impossible for rule in d.rules}
     assert impossible == {rule for rule in IMPOSSIBLE_RULES if rule.startswith(family)}, impossible

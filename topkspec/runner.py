@@ -362,6 +362,12 @@ def _invalid_body(ctx: _Context, draw) -> None:
     if draw.case is None:
         ctx.result.not_runnable += 1  # a broken tensor field, say: only `validate` judges it
         return
+    # A case the target does not implement at all (no kernel for the type) proves nothing
+    # when refused: the refusal must come from the rule the draw breaks.
+    reason = ctx.unsupported(ctx.judged(draw.case))
+    if reason:
+        ctx.result.unsupported[reason] += 1
+        return
     fatal = []
 
     def run(case, x):
@@ -384,7 +390,7 @@ def plan_groups(target: Target, profile: str) -> dict:
     from hypothesis import strategies as st
 
     from topkspec.strategies import breakable_rules, case_and_input, invalid_descriptors
-    from topkspec.strategies.invalid import CASE_RULES, IMPOSSIBLE_RULES
+    from topkspec.strategies.invalid import IMPOSSIBLE_RULES, carries_cases
     from topkspec import spec
 
     groups = {"valid": (case_and_input(profile, allow_nan=False), _result_body)}
@@ -395,8 +401,9 @@ def plan_groups(target: Target, profile: str) -> dict:
                              _metamorphic_body([check_prefix, check_axis_moves, check_topk_equals_topk1]))
     # The rules in force without --strict-doc (a K equal to the axis size is valid).
     # Only breakages a call can carry; table rules only for targets that know the tables.
-    checkable = CASE_RULES if spec.parse_profile(profile).family in target.validates_tables else IMPOSSIBLE_RULES
-    breakable = [rule for rule in breakable_rules(profile, strict_doc=False) if rule in checkable]
+    tables = spec.parse_profile(profile).family in target.validates_tables
+    breakable = [rule for rule in breakable_rules(profile, strict_doc=False)
+                 if carries_cases(profile, rule) and (tables or rule in IMPOSSIBLE_RULES)]
     if target.validates and breakable:
         groups["invalid"] = (st.one_of([invalid_descriptors(profile, rule) for rule in breakable]), _invalid_body)
     groups["deterministic"] = (case_and_input(profile, allow_nan=True), _metamorphic_body([check_deterministic]))

@@ -56,6 +56,17 @@ CASE_RULES = IMPOSSIBLE_RULES | frozenset({
     "onnx.dtype.T"})
 
 
+def carries_cases(profile, rule: str) -> bool:
+    """Whether draws breaking `rule` at `profile` can carry a Case, so that a call can show
+    the refusal. onnx.dtype.T carries one only where some value type lies outside T."""
+    if rule not in CASE_RULES:
+        return False
+    if rule == "onnx.dtype.T":
+        allowed = spec.value_types(profile, "TopK")
+        return any(t not in allowed for t in dtypes.ALL_VALUE_TYPES)
+    return True
+
+
 def _small_cases(profile, **kw):
     return valid_cases(profile, max_axis_size=64, max_total=512, **kw)
 
