@@ -4,11 +4,12 @@ Everything here is JSON-ready (dicts, lists, strings, ints) and goes into the ex
 """
 from __future__ import annotations
 
-SEED_000 = "000_43822984bd15bf69.txt"  # DML_TOP_K1_OPERATOR_DESC, English, 3_1 + 2_1 tables
-SEED_001 = "001_b941b3246e3b3809.txt"  # ONNX TopK versions 11, 10, 1
-SEED_002 = "002_d935dd9ebf786b51.txt"  # older DML revision (de-DE MT), 2_1 table only
-SEED_003 = "003_1079f37dfcc847e1.txt"  # newest DML revision, adds the 5_0 table
-SEED_004 = "004_3ac2297bdd06c5f7.txt"  # DML 3_1 revision (ru-RU MT)
+# The seed documents, cited by file name; DOCUMENTS below says what each is.
+SEED_000 = "000_43822984bd15bf69.txt"
+SEED_001 = "001_b941b3246e3b3809.txt"
+SEED_002 = "002_d935dd9ebf786b51.txt"
+SEED_003 = "003_1079f37dfcc847e1.txt"
+SEED_004 = "004_3ac2297bdd06c5f7.txt"
 DESIGN = "DESIGN.md"
 ONNX_SCHEMA_24 = "onnx.defs.get_schema('TopK', 24) (installed onnx package)"
 DML_TOP_K_PAGE = "DML_TOP_K_OPERATOR_DESC page (DirectML docs, outside the seeds), as DESIGN.md records it"
