@@ -62,3 +62,52 @@ def test_format_shows_reasons_and_matrix(rows):
         if not row["available"]:
             assert f"needs: {row['reason']}" in text
     assert "onnx:24" in text and "validates: yes" in text
+
+
+# -- runtimes that are not installed --------------------------------------------------------
+
+ABSENT = {  # the module a shim replaces, and what is missing with it
+    "only the base install": ("torch", "jax", "jaxlib", "openvino", "redis"),
+    "no runtime at all": ("torch", "jax", "jaxlib", "openvino", "redis", "onnxruntime", "onnx"),
+}
+
+
+def _without(tmp_path, modules, error="ModuleNotFoundError"):
+    """An environment where importing `modules` fails as it does when they are not installed
+    (or, with error="OSError", when an installed one cannot load its native libraries)."""
+    import subprocess
+    import sys
+
+    shims = tmp_path / "shims"
+    for module in modules:
+        (shims / module).mkdir(parents=True)
+        (shims / module / "__init__.py").write_text(f"raise {error}(\"No module named '{module}'\")\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(shims), os.path.dirname(os.path.dirname(__file__))]))
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "topkspec", *args], capture_output=True, text=True,
+                              env=env, cwd=tmp_path, timeout=300)
+    return run
+
+
+@pytest.mark.parametrize("what, error", [(what, "ModuleNotFoundError") for what in ABSENT]
+                         + [("only the base install", "OSError")])
+def test_the_listing_works_with_any_subset_installed(tmp_path, what, error):
+    run = _without(tmp_path, ABSENT[what], error)
+    done = run("targets")
+    assert done.returncode == 0, f"{what}: targets exited {done.returncode}\n{done.stderr}"
+    assert "Traceback" not in done.stderr, f"{what}: targets printed a traceback:\n{done.stderr}"
+    assert "reference  [available]" in done.stdout, f"{what}: the reference target is not listed:\n{done.stdout}"
+    for name in ("jax", "torch", "openvino"):
+        assert f"{name}  [unavailable]" in done.stdout, f"{what}: {name} not listed as unavailable:\n{done.stdout}"
+
+
+@pytest.mark.parametrize("error", ["ModuleNotFoundError", "OSError"])
+@pytest.mark.parametrize("target", ["jax", "torch", "openvino", "onnxruntime", "onnx-reference"])
+def test_fuzzing_an_absent_runtime_is_one_line_and_exit_2(tmp_path, target, error):
+    run = _without(tmp_path, ABSENT["no runtime at all"], error)
+    done = run("fuzz", "--target", target, "--max-examples", "5", "--quiet")
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2, f"{target}: expected exit 2, got {done.returncode}\n{done.stderr}"
+    assert len(lines) == 1 and lines[0].startswith("topkspec: error:"), f"{target}: stderr {done.stderr!r}"
+    assert "cannot run here" in lines[0], f"{target}: {lines[0]!r}"

@@ -225,8 +225,10 @@ def resolve_target(spec, *, isolate: bool | None, timeout: float) -> Target:
     when asked)."""
     from topkspec.targets.registry import get_target
 
+    from topkspec.targets.base import availability
+
     target = get_target(spec)
-    usable, why = target.available()
+    usable, why = availability(target)
     if not usable:
         raise RunError(f"target {target.name} cannot run here: {why}")
     if isolate is None:

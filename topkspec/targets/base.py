@@ -62,6 +62,23 @@ class Target:
         return f"<{type(self).__name__} {self.name}>"
 
 
+def availability(target) -> tuple[bool, str]:
+    """target.available(), with a runtime that fails to load for any reason (not only an
+    ImportError: a native library that does not load raises OSError) counted as unavailable."""
+    try:
+        return target.available()
+    except Exception as exc:
+        return False, f"importing its runtime failed: {type(exc).__name__}: {exc}"
+
+
+def version_of(target) -> str:
+    """target.version(), or why it cannot be read."""
+    try:
+        return target.version()
+    except Exception as exc:
+        return f"unknown ({type(exc).__name__}: {exc})"
+
+
 def selects_largest(case) -> bool:
     """The direction a case asks for: DML_TOP_K has no AxisDirection and always selects the
     largest, whatever `case.largest` says."""

@@ -16,8 +16,6 @@ So NaN comes last in the smallest form, as the reference has it.
 """
 from __future__ import annotations
 
-from functools import partial
-
 import numpy as np
 
 from topkspec import dtypes
@@ -43,8 +41,7 @@ def smallest_key(x):
     return ~monotonic
 
 
-@partial(__import__("jax").jit, static_argnames=("k", "axis", "largest"))
-def jax_topk(x, *, k: int, axis: int, largest: bool):
+def _topk(x, *, k: int, axis: int, largest: bool):
     import jax
     import jax.numpy as jnp
 
@@ -55,6 +52,20 @@ def jax_topk(x, *, k: int, axis: int, largest: bool):
         _, indices = jax.lax.top_k(smallest_key(moved), k)
         values = jnp.take_along_axis(moved, indices, axis=-1)
     return jnp.moveaxis(values, -1, axis), jnp.moveaxis(indices, -1, axis)
+
+
+_jitted = None
+
+
+def jax_topk(x, *, k: int, axis: int, largest: bool):
+    """The jitted top-K (compiled per shape and static arguments). jax is imported on the
+    first call, not when this module loads, so the target can be listed without jax."""
+    global _jitted
+    if _jitted is None:
+        import jax
+
+        _jitted = jax.jit(_topk, static_argnames=("k", "axis", "largest"))
+    return _jitted(x, k=k, axis=axis, largest=largest)
 
 
 class JaxTarget(Target):

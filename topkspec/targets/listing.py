@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from topkspec.spec.case import Case
 from topkspec.spec.profiles import STANDARD_PROFILES, parse_profile
-from topkspec.targets.base import Target
+from topkspec.targets.base import Target, availability, version_of
 from topkspec.targets.registry import list_targets
 
 
@@ -49,12 +49,12 @@ def support_matrix(target: Target, profiles=STANDARD_PROFILES) -> dict:
 
 
 def describe_target(target: Target) -> dict:
-    ok, reason = target.available()
+    ok, reason = availability(target)
     return {
         "name": target.name,
         "available": ok,
         "reason": reason,
-        "version": target.version(),
+        "version": version_of(target),
         "default_profile": target.default_profile,
         "validates": target.validates,
         "validates_tables": target.validates_tables,
