@@ -3,12 +3,13 @@ import ctypes
 import os
 import signal
 import sys
+import time
 
 import numpy as np
 import pytest
 
 from topkspec import failures
-from topkspec.isolation import IsolatedTarget, TargetCrashed, TargetHung
+from topkspec.isolation import IsolatedTarget, TargetCrashed, TargetHung, describe_exit
 from topkspec.reference import reference_topk
 from topkspec.runner import RunConfig, run_fuzz
 from topkspec.spec import Case
@@ -45,6 +46,26 @@ def noisy(x, *, axis, k, largest=True):
     sys.stdout.flush()
     if k > np.shape(x)[axis]:
         raise ValueError(f"k={k} too large")
+    return reference_topk(x, axis=axis, k=k, largest=largest)
+
+
+def exits_when_k_above_1(x, *, axis, k, largest=True):
+    if k >= 2:
+        os._exit(k - 2)  # k=2: exit code 0, k=5: exit code 3, as a native library's exit() would
+    return reference_topk(x, axis=axis, k=k, largest=largest)
+
+
+STARTED_IN_THIS_PROCESS = False  # set by the tests; a worker that forked from us would see it
+
+
+def reports_inherited_state(x, *, axis, k, largest=True):
+    values, indices = reference_topk(x, axis=axis, k=k, largest=largest)
+    return values + (1 if STARTED_IN_THIS_PROCESS else 0), indices
+
+
+def interrupts_itself(x, *, axis, k, largest=True):
+    os.kill(os.getpid(), signal.SIGINT)  # as a Ctrl-C in the terminal reaches every process
+    time.sleep(0.2)
     return reference_topk(x, axis=axis, k=k, largest=largest)
 
 
@@ -111,3 +132,48 @@ def test_the_run_reports_the_crash_or_hang_with_its_case_and_carries_on(name, fa
     assert failure.case.k >= 2, f"the failing case's K: expected 2 or more, got {failure.case.describe()}"
     assert result.examples["deterministic"] > 0, f"examples after the {failure_class}: {dict(result.examples)}"
     assert (tmp_path / os.path.basename(failure.report_dir) / "repro.py").is_file(), "repro.py missing"
+
+
+@pytest.mark.parametrize("k, status", [(2, "exited with code 0"), (5, "exited with code 3")])
+def test_a_worker_that_exits_during_a_call_crashed_whatever_its_exit_code(k, status):
+    target = _target("exits_when_k_above_1")
+    try:
+        with pytest.raises(TargetCrashed, match=status):
+            target.run(CASE.with_(k=k), X)
+        values, _ = target.run(CASE, X)
+        assert values.tolist() == [4.0], f"values after restart: expected [4.0], got {values.tolist()}"
+    finally:
+        target.close()
+
+
+@pytest.mark.parametrize("code, words", [
+    (-11, "killed by signal SIGSEGV"), (0xC0000005, "status 0xC0000005 (STATUS_ACCESS_VIOLATION)"),
+    (0xC00000FD, "STATUS_STACK_OVERFLOW"), (0xC0000135, "status 0xC0000135"), (3, "exited with code 3"),
+])
+def test_exit_statuses_are_described_on_posix_and_windows(code, words):
+    assert words in describe_exit(code), f"describe_exit({code}): expected {words!r} in {describe_exit(code)!r}"
+
+
+def test_the_worker_is_spawned_not_forked_as_on_windows():
+    # Windows can only spawn; the worker starts the same way here, so this path is the one tested.
+    global STARTED_IN_THIS_PROCESS
+    STARTED_IN_THIS_PROCESS = True
+    target = _target("reports_inherited_state")
+    try:
+        values, _ = target.run(CASE, X)
+        assert values.tolist() == [4.0], \
+            f"values: expected [4.0] from a fresh interpreter, got {values.tolist()} (the worker saw our state: forked)"
+    finally:
+        STARTED_IN_THIS_PROCESS = False
+        target.close()
+
+
+def test_the_worker_ignores_ctrl_c():
+    # Ctrl-C reaches every process of the terminal; the run decides when its worker stops.
+    target = _target("interrupts_itself")
+    try:
+        values, _ = target.run(CASE, X)
+        assert values.tolist() == [4.0], f"values: expected [4.0], got {values.tolist()}"
+        assert target.restarts == 0, f"restarts: expected 0, got {target.restarts}"
+    finally:
+        target.close()

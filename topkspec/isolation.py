@@ -1,30 +1,46 @@
 """Running a target in a worker process, so a crash or a hang in native code cannot end the run.
 
 `IsolatedTarget(spec)` is a Target whose `supports` and `run` calls go to a reused worker
-process (a `python -m topkspec.isolation` subprocess speaking pickles over
-pipes) that built the target from `spec` (a name or import string,
-or a picklable Target). When the worker dies during a call (a segfault, an abort) the call raises
-`TargetCrashed`; when it does not answer within `timeout` seconds it is killed and the call raises
-`TargetHung`. Either way the next call starts a fresh worker.
+process that built the target from `spec` (a name or import string, or a picklable Target).
+When the worker dies during a call (a segfault, an abort, an exit) the call raises
+`TargetCrashed`; when it does not answer within `timeout` seconds it is killed and the call
+raises `TargetHung`. Either way the next call starts a fresh worker.
+
+The worker is started with multiprocessing's "spawn" method, the only one Windows has, on
+every platform, and the two talk over a multiprocessing Pipe, whose `poll(timeout)` works on
+Windows pipes as on POSIX ones (select() does not: on Windows it takes sockets only). A crash
+is the worker ending before it answers, whatever its exit status: a negative one (a POSIX
+signal), an NTSTATUS such as 0xC0000005 (a Windows access violation) or any other. The
+worker ignores Ctrl-C: the run that started it decides when to stop, and stops it.
 """
 from __future__ import annotations
 
+import multiprocessing
 import os
-import pickle
-import select
 import signal
-import struct
-import subprocess
 import sys
+import time
 
 from topkspec.targets.base import Rejected, Target
 
 DEFAULT_TIMEOUT = 5.0  # seconds per call; a TopK on the suite's small tensors takes milliseconds
 START_TIMEOUT = 120.0  # importing a runtime in a fresh process can take a while
+_POLL_SLICE = 0.25  # wait in slices, so Ctrl-C is noticed on every platform
+
+# Exit statuses of a Windows process killed by an exception (NTSTATUS), by name.
+NTSTATUS_NAMES = {
+    0xC0000005: "STATUS_ACCESS_VIOLATION",
+    0xC000001D: "STATUS_ILLEGAL_INSTRUCTION",
+    0xC0000094: "STATUS_INTEGER_DIVIDE_BY_ZERO",
+    0xC00000FD: "STATUS_STACK_OVERFLOW",
+    0xC0000374: "STATUS_HEAP_CORRUPTION",
+    0xC0000409: "STATUS_STACK_BUFFER_OVERRUN",
+    0x40000015: "STATUS_FATAL_APP_EXIT (abort)",
+}
 
 
 class TargetCrashed(Exception):
-    """The worker process died during a call (its exit code or signal is in the message)."""
+    """The worker process died during a call (its exit status is in the message)."""
 
 
 class TargetHung(Exception):
@@ -38,61 +54,45 @@ def _build(spec):
     return get_target(spec)
 
 
-def _send(stream, message) -> None:
-    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    stream.write(struct.pack("<Q", len(data)) + data)
-    stream.flush()
+def _info(target) -> dict:
+    return {"name": target.name, "version": target.version(), "validates": target.validates,
+            "validates_tables": target.validates_tables, "index_dtype": target.index_dtype,
+            "default_profile": target.default_profile}
 
 
-def _read_exact(stream, size: int) -> bytes:
-    data = b""
-    while len(data) < size:
-        chunk = stream.read(size - len(data))
-        if not chunk:
-            raise EOFError("the other end closed the pipe")
-        data += chunk
-    return data
+def _worker_main(conn, spec) -> None:
+    """Serve requests (method, args) from `conn` until told to stop; answer (status, payload).
 
-
-def _receive(stream):
-    (size,) = struct.unpack("<Q", _read_exact(stream, 8))
-    return pickle.loads(_read_exact(stream, size))
-
-
-def _worker_main() -> None:
-    """Serve requests (method, args) from stdin until told to stop; answer (status, payload).
-
-    The protocol keeps the process's original stdout; fd 1 is pointed at stderr so whatever
-    the target prints cannot corrupt it."""
-    replies = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)
-    requests = sys.stdin.buffer
+    Whatever the target prints goes to stderr, so it cannot mix with the run's own output."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
     try:
-        target = _build(_receive(requests))
-        _send(replies, ("ok", {"name": target.name, "version": target.version(),
-                               "validates": target.validates,
-                               "validates_tables": target.validates_tables, "index_dtype": target.index_dtype,
-                               "default_profile": target.default_profile}))
+        os.dup2(2, 1)
+    except OSError:
+        pass
+    try:
+        target = _build(spec)
+        conn.send(("ok", _info(target)))
     except Exception as exc:
-        _send(replies, ("error", f"{type(exc).__name__}: {exc}"))
+        conn.send(("error", f"{type(exc).__name__}: {exc}"))
         return
     while True:
         try:
-            method, args = _receive(requests)
-        except EOFError:
+            method, args = conn.recv()
+        except (EOFError, OSError):
             return
         if method == "stop":
             target.close()
             return
         try:
-            _send(replies, ("ok", getattr(target, method)(*args)))
+            conn.send(("ok", getattr(target, method)(*args)))
         except Rejected as exc:
-            _send(replies, ("rejected", str(exc)))
+            conn.send(("rejected", str(exc)))
         except Exception as exc:  # the target failed in Python: a refusal of the input
-            _send(replies, ("rejected", f"{type(exc).__name__}: {exc}"))
+            conn.send(("rejected", f"{type(exc).__name__}: {exc}"))
 
 
 def describe_exit(code) -> str:
+    """A process exit status in words, POSIX and Windows alike."""
     if code is None:
         return "still running"
     if code < 0:
@@ -100,6 +100,9 @@ def describe_exit(code) -> str:
             return f"killed by signal {signal.Signals(-code).name}"
         except ValueError:
             return f"killed by signal {-code}"
+    if code > 0x7FFFFFFF or code in NTSTATUS_NAMES:  # an NTSTATUS, as Windows reports it
+        name = NTSTATUS_NAMES.get(code)
+        return f"ended with status 0x{code:08X}" + (f" ({name})" if name else "")
     return f"exited with code {code}"
 
 
@@ -113,31 +116,48 @@ class IsolatedTarget(Target):
         self.timeout = timeout
         self.restarts = 0  # workers started after the first (one per crash or hang)
         self._process = None
+        self._conn = None
         self._info = None
         self._start()
 
     # -- the worker's lifetime --------------------------------------------------------------
 
-    def _ready(self, timeout: float) -> bool:
-        readable, _, _ = select.select([self._process.stdout], [], [], timeout)
-        return bool(readable)
+    def _answer(self, timeout: float):
+        """The worker's reply; None when it sent none within `timeout` seconds; raises
+        EOFError when it ended without answering."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                if self._conn.poll(max(0.0, min(_POLL_SLICE, deadline - time.monotonic()))):
+                    return self._conn.recv()
+            except (EOFError, OSError):  # POSIX: EOF; Windows: a broken pipe
+                raise EOFError("the worker ended without answering") from None
+            if not self._process.is_alive() and not self._conn.poll(0):
+                raise EOFError("the worker ended without answering")
+            if time.monotonic() >= deadline:
+                return None
+
+    def _exit_status(self) -> str:
+        self._process.join(5)
+        return describe_exit(self._process.exitcode)
 
     def _start(self) -> None:
-        self._process = subprocess.Popen([sys.executable, "-m", "topkspec.isolation"],
-                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        context = multiprocessing.get_context("spawn")
+        self._conn, child = context.Pipe()
+        self._process = context.Process(target=_worker_main, args=(child, self.spec), daemon=True,
+                                        name="topkspec-worker")
+        self._process.start()
+        child.close()  # so the worker's end closing is seen here as EOF
         try:
-            _send(self._process.stdin, self.spec)
-        except OSError:
-            pass  # it died at once: the read below reports it
-        if not self._ready(START_TIMEOUT):
+            reply = self._answer(START_TIMEOUT)
+        except EOFError:
+            status = self._exit_status()
+            self._stop(kill=True)
+            raise TargetCrashed(f"worker for {self.spec!r} {status} while starting") from None
+        if reply is None:
             self._stop(kill=True)
             raise TargetHung(f"worker for {self.spec!r} did not start within {START_TIMEOUT:.0f}s")
-        try:
-            status, payload = _receive(self._process.stdout)
-        except EOFError:
-            code = self._process.wait(5)
-            self._stop(kill=True)
-            raise TargetCrashed(f"worker for {self.spec!r} {describe_exit(code)} while starting") from None
+        status, payload = reply
         if status != "ok":
             self._stop(kill=True)
             raise ValueError(f"cannot build target {self.spec!r} in the worker: {payload}")
@@ -146,37 +166,38 @@ class IsolatedTarget(Target):
         self._info = payload
 
     def _stop(self, kill: bool = False) -> None:
-        process, self._process = self._process, None
+        process, conn = self._process, self._conn
+        self._process = self._conn = None
         if process is None:
             return
-        if not kill and process.poll() is None:
+        if not kill and process.is_alive():
             try:
-                _send(process.stdin, ("stop", ()))
-                process.wait(2)
-            except (OSError, subprocess.TimeoutExpired):
+                conn.send(("stop", ()))
+            except (OSError, ValueError):
                 pass
-        if process.poll() is None:
+            process.join(2)
+        if process.is_alive():
             process.kill()
-        process.wait(5)
-        process.stdin.close()
-        process.stdout.close()
+        process.join(5)
+        conn.close()
 
     def _call(self, method: str, *args):
         if self._process is None:
             self._start()
         try:
-            _send(self._process.stdin, (method, args))
-        except OSError:
-            pass  # the worker is gone: the read below sees it
-        if not self._ready(self.timeout):
+            self._conn.send((method, args))
+        except (OSError, ValueError):
+            pass  # the worker is gone: waiting for its answer says so
+        try:
+            reply = self._answer(self.timeout)
+        except EOFError:
+            status = self._exit_status()
+            self._stop(kill=True)
+            raise TargetCrashed(f"{self.name}: worker process {status}") from None
+        if reply is None:
             self._stop(kill=True)
             raise TargetHung(f"{self.name}: no answer within {self.timeout:g}s; worker killed")
-        try:
-            status, payload = _receive(self._process.stdout)
-        except EOFError:
-            code = self._process.wait(5)
-            self._stop(kill=True)
-            raise TargetCrashed(f"{self.name}: worker process {describe_exit(code)}") from None
+        status, payload = reply
         if status == "rejected":
             raise Rejected(payload)
         return payload
@@ -216,6 +237,5 @@ class IsolatedTarget(Target):
         self._stop()
 
 
-
 if __name__ == "__main__":
-    _worker_main()
+    sys.exit("topkspec.isolation starts its workers itself (multiprocessing, spawn)")
