@@ -109,3 +109,32 @@ def test_invalid_cases_the_target_does_not_implement_are_not_run():
 def test_an_unknown_settings_profile_is_a_run_error():
     with pytest.raises(RunError, match="weekly"):
         run_fuzz(RunConfig(target="reference", settings_profile="weekly"))
+
+
+BROKEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plugins", "broken_adapters.py")
+
+
+@pytest.mark.parametrize("isolate", [False, True])
+@pytest.mark.parametrize("group", ["valid", "invalid"])
+def test_an_adapter_bug_is_an_adapter_error_not_a_pass_nor_a_runtime_fault(group, isolate):
+    result = run_fuzz(RunConfig(target=f"{BROKEN}:attribute_error", max_examples=20, seed=0,
+                                settings_profile="ci", groups=(group,), isolate=isolate))
+    classes = [f.failure_class for f in result.failures]
+    assert classes == [failures.ADAPTER_ERROR], \
+        f"{group} group, isolate={isolate}: expected [{failures.ADAPTER_ERROR!r}], got {classes}\n{format_summary(result)}"
+    assert "no_such_attribute" in result.failures[0].violation.message, result.failures[0].violation.message
+    assert result.failures[0].rule == "adapter", f"rule: expected 'adapter', got {result.failures[0].rule}"
+
+
+@pytest.mark.parametrize("isolate", [False, True])
+def test_a_target_that_raises_anything_but_rejected_is_an_adapter_error(isolate):
+    from topkspec.targets import get_target
+
+    spec = f"{BROKEN}:ValueErrorTarget"
+    result = run_fuzz(RunConfig(target=spec if isolate else get_target(spec), max_examples=30, seed=0,
+                                settings_profile="ci", groups=("invalid",), isolate=isolate))
+    classes = [f.failure_class for f in result.failures]
+    assert classes == [failures.ADAPTER_ERROR], f"isolate={isolate}: got {classes}\n{format_summary(result)}"
+    rejecting = run_fuzz(RunConfig(target=f"{BROKEN}:RejectingTarget", max_examples=30, seed=0,
+                                   settings_profile="ci", groups=("invalid",), isolate=isolate))
+    assert rejecting.ok, f"a Target refusing with Rejected holds:\n{format_summary(rejecting)}"

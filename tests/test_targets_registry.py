@@ -111,3 +111,39 @@ def test_plugin_file_that_fails_to_import_is_a_target_error(tmp_path):
     with pytest.raises(TargetError, match="importing .*broken_plugin.py failed: ModuleNotFoundError"):
         get_target(f"{broken}:topk")
     assert "topkspec_plugin_broken_plugin" not in sys.modules
+
+
+# -- a refusal or a broken adapter -------------------------------------------------------------
+
+BROKEN = os.path.join(PLUGINS, "broken_adapters.py")
+
+
+@pytest.mark.parametrize("attr, message", [
+    ("attribute_error", "AttributeError: 'numpy.ndarray' object has no attribute 'no_such_attribute'"),
+    ("returns_values_only", "returned ndarray, not a pair"),
+    ("wrong_signature", "TypeError: wrong_signature() got an unexpected keyword argument 'largest'"),
+])
+def test_a_plain_function_with_a_bug_of_its_own_is_an_adapter_error(attr, message):
+    from topkspec.targets import AdapterError
+
+    target = get_target(f"{BROKEN}:{attr}")
+    with pytest.raises(AdapterError) as info:
+        target.run(CASE, X)
+    assert message in str(info.value), f"{attr}: expected {message!r} in {str(info.value)!r}"
+    assert not isinstance(info.value, Rejected), f"{attr}: an adapter error must not count as a refusal"
+
+
+def test_a_name_error_is_a_bug_only_where_it_happens():
+    from topkspec.targets import AdapterError
+
+    target = get_target(f"{BROKEN}:name_error_above_k_2")
+    assert_runs(target)  # K = 2 runs
+    with pytest.raises(AdapterError, match="NameError: name 'undefined_helper' is not defined"):
+        target.run(CASE.with_(k=3), X)
+
+
+def test_the_same_errors_raised_by_a_library_it_calls_are_a_refusal():
+    target = get_target(f"{BROKEN}:refuses_through_a_library")
+    assert_runs(target)
+    with pytest.raises(Rejected, match="TypeError: k=6 is not a valid count"):
+        target.run(CASE.with_(k=6), X)

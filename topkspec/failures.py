@@ -7,9 +7,10 @@ HANG = "hang"
 REJECTS_VALID = "rejects a valid descriptor"
 ACCEPTS_INVALID = "accepts an invalid one"
 NONDETERMINISTIC = "nondeterministic"
+ADAPTER_ERROR = "adapter error"  # the adapter's own code broke: no verdict on the runtime
 UNSUPPORTED = "unsupported"  # a target's declared gap: shown, never a failure
 
-FAILURE_CLASSES = (WRONG_RESULT, CRASH, HANG, REJECTS_VALID, ACCEPTS_INVALID, NONDETERMINISTIC)
+FAILURE_CLASSES = (WRONG_RESULT, CRASH, HANG, REJECTS_VALID, ACCEPTS_INVALID, NONDETERMINISTIC, ADAPTER_ERROR)
 
 
 class Violation(AssertionError):

@@ -21,7 +21,7 @@ import signal
 import sys
 import time
 
-from topkspec.targets.base import Rejected, Target
+from topkspec.targets.base import AdapterError, Rejected, Target, describe_error
 
 DEFAULT_TIMEOUT = 5.0  # seconds per call; a TopK on the suite's small tensors takes milliseconds
 START_TIMEOUT = 120.0  # importing a runtime in a fresh process can take a while
@@ -87,8 +87,10 @@ def _worker_main(conn, spec) -> None:
             conn.send(("ok", getattr(target, method)(*args)))
         except Rejected as exc:
             conn.send(("rejected", str(exc)))
-        except Exception as exc:  # the target failed in Python: a refusal of the input
-            conn.send(("rejected", f"{type(exc).__name__}: {exc}"))
+        except AdapterError as exc:
+            conn.send(("adapter-error", str(exc)))
+        except Exception as exc:  # not a refusal (only Rejected is): the adapter broke
+            conn.send(("adapter-error", f"{target.name}.{method}() raised {describe_error(exc)}"))
 
 
 def describe_exit(code) -> str:
@@ -200,6 +202,8 @@ class IsolatedTarget(Target):
         status, payload = reply
         if status == "rejected":
             raise Rejected(payload)
+        if status == "adapter-error":
+            raise AdapterError(payload)
         return payload
 
     # -- the Target interface ---------------------------------------------------------------

@@ -34,9 +34,12 @@ from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 from topkspec import dtypes, failures
 from topkspec.failures import Violation
 from topkspec.isolation import DEFAULT_TIMEOUT, IsolatedTarget, TargetCrashed, TargetHung
-from topkspec.targets.base import Rejected, Target
+from topkspec.targets.base import AdapterError, Rejected, Target, describe_error
 
 DEFAULT_DATABASE = os.path.join(".topkspec", "examples")
+
+# The rule an adapter error is filed under: no rule of the spec, since the runtime was not judged.
+ADAPTER_RULE = "adapter"
 
 # Share of the budget each group gets (renormalised over the groups that apply).
 GROUP_WEIGHTS = {"valid": 0.40, "nan": 0.20, "metamorphic": 0.15, "invalid": 0.15, "deterministic": 0.10}
@@ -258,10 +261,15 @@ class _Context:
         return case.with_(index_dtype=self.target.index_dtype) if self.target.index_dtype else case
 
     def _guard(self, fn, case, *, rule: str):
-        """fn() with a crash or hang turned into a Violation of `rule`."""
+        """fn() with a crash or hang turned into a Violation of `rule`, and an exception that
+        is not a refusal (Rejected) into an adapter error."""
         try:
             return fn()
-        except (TargetCrashed, TargetHung) as exc:
+        except Rejected:
+            raise
+        except Exception as exc:
+            if not isinstance(exc, (TargetCrashed, TargetHung)):
+                raise self._adapter_error(case, exc) from None
             kind = failures.CRASH if isinstance(exc, TargetCrashed) else failures.HANG
             self.fatal[kind] += 1
             if any(f.key == (self.target.name, rule, kind) for f in self.result.failures):
@@ -270,10 +278,21 @@ class _Context:
             raise Violation(rule, f"{case.describe()}: the target {what}: {exc}",
                             failure_class=kind, expected="a result", actual=str(exc)) from None
 
+    def _adapter_error(self, case, exc) -> Violation:
+        """The adapter broke (AdapterError, or any other exception but Rejected): reported as
+        its own class under the pseudo-rule "adapter", never as a refusal or a runtime fault."""
+        text = str(exc) if isinstance(exc, AdapterError) else describe_error(exc)
+        return Violation(ADAPTER_RULE, f"{case.describe()}: the adapter broke (not a refusal, and no verdict "
+                                       f"on the runtime): {text}",
+                         failure_class=failures.ADAPTER_ERROR, expected="a result or a refusal (Rejected)",
+                         actual=text)
+
     def unsupported(self, case) -> str | None:
         start = time.perf_counter()  # asking may build a session: the target's time
         try:
             return self._guard(lambda: self.target.supports(case), case, rule="out.valid_accepted")
+        except Rejected as exc:  # supports() answers; it does not refuse
+            raise self._adapter_error(case, exc) from None
         finally:
             self.result.timing["target_s"] += time.perf_counter() - start
 
@@ -283,9 +302,13 @@ class _Context:
         self.outputs.append(None)
         start = time.perf_counter()
         try:
-            values, indices = self._guard(lambda: self.target.run(case, x), case, rule=rule)
+            result = self._guard(lambda: self.target.run(case, x), case, rule=rule)
         finally:
             self.result.timing["target_s"] += time.perf_counter() - start
+        if not isinstance(result, (tuple, list)) or len(result) != 2:
+            raise self._adapter_error(case, AdapterError(
+                f"{self.target.name}.run() returned {type(result).__name__}, not a pair (values, indices)"))
+        values, indices = result
         values, indices = np.asarray(values), np.asarray(indices)
         self.outputs[-1] = (values, indices)
         return values, indices

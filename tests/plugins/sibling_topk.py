@@ -13,3 +13,10 @@ def numpy_topk(x, *, axis, k, largest):
     order = np.argsort(key, axis=axis, kind="stable")
     indices = np.take(order, np.arange(k), axis=axis)
     return np.take_along_axis(x, indices, axis=axis), indices.astype(np.uint32)
+
+
+def strict_library_topk(x, *, axis, k, largest):
+    """As a library that checks its arguments might: TypeError for K out of range."""
+    if not 1 <= k <= np.shape(x)[axis]:
+        raise TypeError(f"k={k} is not a valid count for an axis of {np.shape(x)[axis]}")
+    return numpy_topk(x, axis=axis, k=k, largest=largest)

@@ -1,7 +1,8 @@
 """Acceptance: valid descriptors run, invalid ones are refused.
 
 A target refuses an input by raising (targets raise `topkspec.targets.base.Rejected`; a plain
-callable may raise anything), so any exception counts as a refusal.
+callable may raise anything), so here any exception counts as a refusal. The runner is
+stricter: it tells a refusal from an adapter that broke (topkspec.targets.base.AdapterError).
 """
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """The Target interface every runtime adapter and user plug-in implements."""
 from __future__ import annotations
 
+import os
 from typing import Callable
 
 
@@ -11,6 +12,27 @@ class Rejected(Exception):
     error for a call; the runner judges it: a rejection of an invalid descriptor is right,
     of a valid one is the failure class "rejects a valid descriptor".
     """
+
+
+class AdapterError(Exception):
+    """The adapter broke: its own code failed, so the call says nothing about the runtime.
+
+    Reported as the failure class "adapter error", never as a refusal (which would pass an
+    invalid case) nor as a fault of the runtime. A Target refuses with `Rejected` only: any
+    other exception from `run` or `supports` is an adapter error. For plain functions see
+    CallableTarget."""
+
+
+def describe_error(exc: BaseException) -> str:
+    """'TypeError: message (file.py:12, in function)': the exception and where it was raised."""
+    import traceback
+
+    text = f"{type(exc).__name__}: {exc}"
+    frames = traceback.extract_tb(exc.__traceback__)
+    if frames:
+        last = frames[-1]
+        text += f" ({last.filename}:{last.lineno}, in {last.name})"
+    return text
 
 
 class Target:
@@ -99,12 +121,34 @@ def as_index_type(indices, index_dtype: str):
     return indices.astype(index_dtype)
 
 
+# Exceptions that mean a plain function is broken, not that it refuses the input, when its
+# own code raises them (see CallableTarget).
+PROGRAMMING_ERRORS = (NameError, AttributeError, TypeError)
+
+
+def _defining_file(fn) -> str | None:
+    """The source file of a function (or of a callable object's class)."""
+    import inspect
+
+    for obj in (fn, getattr(fn, "func", None), type(fn)):
+        try:
+            return os.path.abspath(inspect.getfile(obj))
+        except (TypeError, OSError):
+            continue
+    return None
+
+
 class CallableTarget(Target):
     """Wraps a plain `topk(x, *, axis, k, largest) -> (values, indices)` function.
 
-    The function has DirectML semantics (sorted output) and raises to reject an input:
-    any exception it raises becomes `Rejected`. Integer indices are returned as the
-    case's index type when they fit it exactly.
+    The function has DirectML semantics (sorted output) and refuses an input by raising:
+    `Rejected`, ValueError, IndexError, RuntimeError, the runtime's own error, anything.
+    Except that NameError, AttributeError and TypeError raised by the function's own code
+    (the innermost frame of the traceback lies in the file that defines it) or by calling it
+    (a signature that does not take x, axis, k, largest) are bugs in the function: they raise
+    AdapterError, as does a return value that is not a pair (values, indices). The same
+    errors raised inside a library the function calls are that library refusing the input.
+    Integer indices are returned as the case's index type when they fit it exactly.
     """
 
     validates = True  # by raising; it cannot know the profile's tables
@@ -120,12 +164,32 @@ class CallableTarget(Target):
         module = getattr(self.fn, "__module__", None) or "?"
         return f"callable {module}.{getattr(self.fn, '__qualname__', '?')}"
 
+    def _own_code(self, exc: BaseException) -> bool:
+        """True when `exc` was raised in the function's own file or by the call itself."""
+        import traceback
+
+        frames = traceback.extract_tb(exc.__traceback__)
+        if not frames:
+            return True
+        innermost = os.path.abspath(frames[-1].filename)
+        return innermost in (os.path.abspath(__file__), _defining_file(self.fn))
+
     def run(self, case, x):
         import numpy as np
 
         try:
             result = self.fn(x, axis=case.norm_axis, k=case.k, largest=selects_largest(case))
+        except Rejected:
+            raise
+        except PROGRAMMING_ERRORS as exc:
+            if self._own_code(exc):
+                raise AdapterError(f"{self.name} is broken: {describe_error(exc)}") from exc
+            raise Rejected(f"{self.name} raised {type(exc).__name__}: {exc}") from exc
         except Exception as exc:  # the function's way of refusing the input
             raise Rejected(f"{self.name} raised {type(exc).__name__}: {exc}") from exc
+        if not isinstance(result, (tuple, list)) or len(result) != 2:
+            raise AdapterError(f"{self.name} returned {type(result).__name__}"
+                               f"{f' of length {len(result)}' if isinstance(result, (tuple, list)) else ''}, "
+                               f"not a pair (values, indices)")
         values, indices = result
         return np.asarray(values), as_index_type(indices, case.index_dtype)
