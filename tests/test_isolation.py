@@ -177,3 +177,26 @@ def test_the_worker_ignores_ctrl_c():
         assert target.restarts == 0, f"restarts: expected 0, got {target.restarts}"
     finally:
         target.close()
+
+
+def test_a_plain_function_that_segfaults_is_reported_with_default_options(tmp_path):
+    # `auto` isolation runs plain functions in a worker: users plug in wrappers of native code.
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-m", "topkspec", "fuzz", "--target", f"{HERE}:sigsegv_when_k_above_1",
+                           "--profile", "ci", "--max-examples", "30", "--seed", "0", "--quiet",
+                           "--report-dir", str(tmp_path / "reports")],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert done.returncode == 1, f"exit code: expected 1, got {done.returncode}\n{done.stdout}{done.stderr}"
+    assert "[crash]" in done.stdout, f"no crash in the summary:\n{done.stdout}"
+    assert any((tmp_path / "reports").iterdir()), "no report written for the crash"
+
+
+def test_a_callable_object_that_cannot_reach_a_worker_runs_here_and_says_so():
+    from topkspec.targets.base import CallableTarget
+
+    target = CallableTarget(lambda x, *, axis, k, largest: reference_topk(x, axis=axis, k=k, largest=largest),
+                            name="lambda")
+    result = run_fuzz(RunConfig(target=target, max_examples=10, seed=0, settings_profile="ci", groups=("valid",)))
+    assert result.ok, result.failures
+    assert any("not isolated" in note for note in result.notes), f"notes: {result.notes}"

@@ -51,7 +51,7 @@ def _add_run_options(parser) -> None:
     parser.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT,
                         help=f"seconds a call may take before it counts as a hang (default {DEFAULT_TIMEOUT:g})")
     parser.add_argument("--isolate", choices=("auto", "always", "never"), default="auto",
-                        help="run the target in a worker process: auto isolates native targets")
+                        help="run the target in a worker process: auto isolates native targets and plain functions")
 
 
 def build_parser() -> argparse.ArgumentParser:

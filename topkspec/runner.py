@@ -166,6 +166,7 @@ class RunResult:
     errors: list = field(default_factory=list)  # (group, message): the suite itself failed
     seconds: float = 0.0
     timing: Counter = field(default_factory=Counter)  # target_s, checks_s, body_s
+    notes: list = field(default_factory=list)  # lines about how the run ran (isolation, ...)
 
     @property
     def total_examples(self) -> int:
@@ -223,24 +224,40 @@ def _check_names() -> dict:
     return {prop.check: prop.name for prop in CATALOGUE}
 
 
-def resolve_target(spec, *, isolate: bool | None, timeout: float) -> Target:
-    """The target to drive: built from `spec`, in a worker process when it is native (or
-    when asked)."""
-    from topkspec.targets.registry import get_target
-
+def resolve_target(spec, *, isolate: bool | None, timeout: float, notes: list | None = None) -> Target:
+    """The target to drive: built from `spec`, in a worker process when it is native (plain
+    functions count as native: they may wrap native code) or when asked. Under `auto`
+    (isolate=None) a Target object that cannot be sent to a worker (a lambda, a local
+    function) runs in this process, and a line saying so goes to `notes`."""
     from topkspec.targets.base import availability
+    from topkspec.targets.registry import get_target
 
     target = get_target(spec)
     usable, why = availability(target)
     if not usable:
         raise RunError(f"target {target.name} cannot run here: {why}")
-    if isolate is None:
+    auto = isolate is None
+    if auto:
         isolate = target.native
     if not isolate:
         return target
-    worker_spec = spec if isinstance(spec, str) else target
+    if isinstance(spec, str):
+        target.close()
+        return IsolatedTarget(spec, timeout=timeout)
+    try:
+        isolated = IsolatedTarget(target, timeout=timeout)
+    except (TargetCrashed, TargetHung):
+        raise
+    except Exception as exc:
+        if not auto:
+            raise RunError(f"target {target.name} cannot run in a worker process: {type(exc).__name__}: "
+                           f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''}") from None
+        if notes is not None:
+            notes.append(f"{target.name} runs in this process, not isolated: it cannot be sent to a worker "
+                         f"process ({type(exc).__name__}); name it by import string to isolate it")
+        return target
     target.close()
-    return IsolatedTarget(worker_spec, timeout=timeout)
+    return isolated
 
 
 class _Context:
@@ -467,11 +484,13 @@ def run_fuzz(config: RunConfig) -> RunResult:
     if budget < 1:
         raise RunError(f"--max-examples must be at least 1, got {budget}")
     database = open_database(database_at)
-    target = resolve_target(config.target, isolate=config.isolate, timeout=config.timeout)
+    notes: list = []
+    target = resolve_target(config.target, isolate=config.isolate, timeout=config.timeout, notes=notes)
     try:
         profile = spec.parse_profile(config.profile or target.default_profile).name
         result = RunResult(target=target.name, version=target.version(), profile=profile,
-                           settings_profile=config.settings_profile, seed=config.seed, max_examples=budget)
+                           settings_profile=config.settings_profile, seed=config.seed, max_examples=budget,
+                           notes=notes)
         groups = plan_groups(target, profile)
         if config.groups is not None:
             groups = {g: v for g, v in groups.items() if g in config.groups}
@@ -568,6 +587,7 @@ def format_summary(result: RunResult) -> str:
     lines = [f"topkspec fuzz: {result.target} ({result.version}), spec {result.profile}, "
              f"{result.total_examples} examples in {result.seconds:.1f}s"
              + (f", seed {result.seed}" if result.seed is not None else "")]
+    lines.extend(f"note: {note}" for note in result.notes)
     lines.append("examples per property:")
     for name, count in sorted(result.checks.items()):
         lines.append(f"  {name:<20} {count}")

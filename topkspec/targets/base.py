@@ -152,6 +152,7 @@ class CallableTarget(Target):
     """
 
     validates = True  # by raising; it cannot know the profile's tables
+    native = True  # it may wrap native code that crashes: `auto` isolation runs it in a worker
 
     def __init__(self, fn: Callable, name: str | None = None, default_profile: str = "dml:5.0"):
         if not callable(fn):
