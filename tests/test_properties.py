@@ -153,3 +153,89 @@ def test_catalogue_names_output_rules_and_covers_them():
     assert len({p.name for p in CATALOGUE}) == len(CATALOGUE)
     assert all(p.kind != RESULT or p.check.__name__.startswith("check_") for p in CATALOGUE)
     assert {p.to_dict()["name"] for p in CATALOGUE} == {p.name for p in CATALOGUE}
+
+
+# -- NaN and metamorphic relations: each call may place NaN as it likes ----------------------
+
+class NaNAnywhere:
+    """A valid TopK for every NaN policy at once: each call picks how many NaNs to return,
+    which ones, and where among the top non-NaN values (in order) they go."""
+
+    def __init__(self, seed=0):
+        self.rng = np.random.default_rng(seed)
+
+    def __call__(self, case, x):
+        k, axis = case.k, case.norm_axis
+        moved = np.moveaxis(x, axis, -1)
+        flat = moved.reshape(-1, moved.shape[-1])
+        out_idx = np.zeros((flat.shape[0], k), dtype=np.int64)
+        for r, row in enumerate(flat):
+            nan = np.flatnonzero(np.isnan(row.astype(np.float64)))
+            real = np.flatnonzero(~np.isnan(row.astype(np.float64)))
+            order = real[np.argsort(-row[real] if case.largest else row[real], kind="stable")]
+            low, high = max(0, k - len(real)), min(len(nan), k)
+            j = int(self.rng.integers(low, high + 1))
+            chosen = list(self.rng.permutation(nan)[:j])
+            picked = list(order[:k - j])
+            for i in chosen:
+                picked.insert(int(self.rng.integers(0, len(picked) + 1)), i)
+            out_idx[r] = picked
+        idx = np.moveaxis(out_idx.reshape(moved.shape[:-1] + (k,)), -1, axis)
+        return np.take_along_axis(x, idx, axis=axis), idx.astype(case.index_dtype)
+
+
+def test_onnxruntime_1_20_on_three_nans_is_a_valid_prefix():
+    # ONNX Runtime 1.20.1 on [NaN, NaN, NaN]: indices [1, 0, 2] for k=3 and [0] for k=1.
+    answers = {3: [1, 0, 2], 1: [0]}
+
+    def run(case, x):
+        idx = np.array(answers[case.k], dtype=np.int64)
+        return x[idx], idx
+
+    x = np.full(3, np.nan, dtype=np.float32)
+    check_prefix(Case("onnx:11", "TopK", "float32", (3,), 0, 1, index_dtype="int64"), x, run)
+
+
+@pytest.mark.parametrize("check", [check_prefix, check_axis_moves, check_deterministic, check_topk_equals_topk1],
+                         ids=lambda c: c.__name__)
+@pytest.mark.parametrize("profile", ["dml:5.0", "onnx:24"])
+def test_metamorphic_checks_hold_for_any_nan_placement_per_call(check, profile):
+    run = NaNAnywhere()
+
+    @FAST
+    @given(case_and_input(profile, dtypes=["float32", "float16"], allow_nan=True, require_nan=True,
+                          max_total=64))
+    def holds(drawn):
+        case, x = drawn
+        check(case, x, run)
+    holds()
+
+
+def test_metamorphic_checks_with_nan_still_see_wrong_non_nan_values():
+    def run(case, x):  # K=1 returns the smallest non-NaN value instead of the largest
+        real = np.flatnonzero(~np.isnan(x))
+        order = np.concatenate([real[np.argsort(-x[real], kind="stable")], np.flatnonzero(np.isnan(x))])
+        idx = order[len(real) - 1:len(real)] if case.k == 1 else order[:case.k]
+        return x[idx], idx.astype(np.int64)
+
+    x = np.array([np.nan, 3.0, 1.0, 2.0], dtype=np.float32)
+    with pytest.raises(Violation) as info:
+        check_prefix(Case("onnx:11", "TopK", "float32", (4,), 0, 1, index_dtype="int64"), x, run)
+    assert info.value.rules == ("out.prefix",), info.value.rules
+    assert "non-NaN value number 0 is 3.0 in one result and 1.0 in the other" in info.value.message, \
+        info.value.message
+
+
+@pytest.mark.parametrize("check", [check_axis_moves, check_deterministic], ids=lambda c: c.__name__)
+def test_unsorted_results_are_compared_as_sets(check):
+    calls = []
+
+    def run(case, x):  # sorted=0: a correct set, in an order that changes every call
+        values, indices = bugs.CORRECT(x, axis=case.norm_axis, k=case.k, largest=case.largest)
+        calls.append(1)
+        if len(calls) % 2:
+            values, indices = np.flip(values, axis=case.norm_axis), np.flip(indices, axis=case.norm_axis)
+        return values, indices.astype(np.int64)
+
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    check(Case("onnx:11", "TopK", "float32", (3, 4), 1, 3, sorted=False, index_dtype="int64"), x, run)

@@ -1,8 +1,14 @@
 """Metamorphic properties: relations between runs. check_<name>(case, x, run) where
 run(case, x) -> (values, indices) calls the implementation under test.
 
-They hold whatever the data (NaN included: two runs of one implementation on related inputs
-must agree with each other, whatever its NaN policy), and they need no reference.
+They need no reference. Each call may place NaN anywhere (the spec leaves NaN's order
+unspecified) and choose anew each time, so with NaN in the input the results are compared only
+in what holds whatever each call chose: each result's indices are in range and distinct and
+its values are the input elements at them, and per sequence the non-NaN values of one result,
+in order, are a prefix of the other's (each is a prefix of the top non-NaN values in order).
+Which NaN goes where, and how many NaNs are returned, are not compared. Likewise ONNX
+sorted=0 leaves the order undefined, so unsorted results are compared as sets of
+(index, value) pairs.
 """
 from __future__ import annotations
 
@@ -10,7 +16,8 @@ import numpy as np
 
 from topkspec import spec
 from topkspec.failures import NONDETERMINISTIC, WRONG_RESULT, Violation
-from topkspec.properties.sequences import at, rows, same_bits, show, where
+from topkspec.properties.result import check_gather, check_shape, has_nan
+from topkspec.properties.sequences import at, keys, nan_mask, rows, same_bits, show, where
 
 
 def _outputs(result):
@@ -18,8 +25,15 @@ def _outputs(result):
     return np.asarray(values), np.asarray(indices)
 
 
-def _compare(rule, what, case, expected, actual, *, failure_class=WRONG_RESULT, nan_equal=True):
-    """Raise `rule` at the first place where two results differ (values by bits, indices exactly)."""
+def _as_set(case, result):
+    """A result with each sequence ordered by index: (index, value) pairs compared as a set."""
+    values, indices = result
+    order = np.argsort(np.asarray(indices).astype(np.int64), axis=case.norm_axis, kind="stable")
+    return (np.take_along_axis(values, order, axis=case.norm_axis),
+            np.take_along_axis(indices, order, axis=case.norm_axis))
+
+
+def _same_form(rule, what, failure_class, expected, actual):
     (ev, ei), (av, ai) = expected, actual
     if ev.shape != av.shape or ei.shape != ai.shape:
         raise Violation(rule, f"{rule}: {what}: shapes differ, expected {list(ev.shape)}, got {list(av.shape)}",
@@ -28,6 +42,52 @@ def _compare(rule, what, case, expected, actual, *, failure_class=WRONG_RESULT, 
         raise Violation(rule, f"{rule}: {what}: types differ, expected {ev.dtype}/{ei.dtype}, got {av.dtype}/{ai.dtype}",
                         failure_class=failure_class, expected=[str(ev.dtype), str(ei.dtype)],
                         actual=[str(av.dtype), str(ai.dtype)])
+
+
+def _non_nan_front(case, values):
+    """(keys, count) per sequence: the non-NaN values in the order returned (sorted by the
+    direction for an unsorted case), moved to the front; count of them per sequence."""
+    vr, outer = rows(case, keys(values))
+    nan = nan_mask(vr)
+    front = np.take_along_axis(vr, np.argsort(nan, axis=1, kind="stable"), axis=1)
+    count = (~nan).sum(axis=1)
+    if not case.sorted:
+        fill = -np.inf if case.largest else np.inf
+        front = np.sort(np.where(np.arange(vr.shape[1])[None, :] < count[:, None], front, fill), axis=1)
+        if case.largest:
+            front = front[:, ::-1]
+    return front, count, outer
+
+
+def _compare_with_nan(rule, what, x, first, second, *, failure_class=WRONG_RESULT):
+    """With NaN in x, what holds whatever NaN placement each call chose (see the module text).
+    `first` and `second` are (case, values, indices) in the same layout as x."""
+    for case, values, indices in (first, second):
+        check_shape(case, x, values, indices)
+        check_gather(case, x, values, indices)
+    (case1, v1, _), (case2, v2, _) = first, second
+    a, ca, outer = _non_nan_front(case1, v1)
+    b, cb, _ = _non_nan_front(case2, v2)
+    width = min(a.shape[1], b.shape[1])
+    shared = np.minimum(ca, cb)
+    bad = (np.arange(width)[None, :] < shared[:, None]) & (a[:, :width] != b[:, :width])
+    if bad.any():
+        r, p = (int(v) for v in np.argwhere(bad)[0])
+        raise Violation(rule,
+                        f"{rule}: {what}: {at(outer, r)}: non-NaN value number {p} is {show(a[r, p])} in one "
+                        f"result and {show(b[r, p])} in the other; whatever NaN placement each call chooses, "
+                        f"the non-NaN values of both are the top non-NaN values in order",
+                        failure_class=failure_class, where=where(outer, r, p),
+                        expected=a[r, p], actual=b[r, p])
+
+
+def _compare(rule, what, case, expected, actual, *, failure_class=WRONG_RESULT, nan_equal=True):
+    """Raise `rule` at the first place where two NaN-free results differ (values by bits,
+    indices exactly; as sets of (index, value) for an unsorted case)."""
+    _same_form(rule, what, failure_class, expected, actual)
+    if not case.sorted:
+        expected, actual = _as_set(case, expected), _as_set(case, actual)
+    (ev, ei), (av, ai) = expected, actual
     erv, outer = rows(case, ev)
     arv, _ = rows(case, av)
     eri, _ = rows(case, ei)
@@ -51,9 +111,12 @@ def check_prefix(case, x, run):
         return  # n == 1, or an unsorted request (no order, so no prefix)
     big = _outputs(run(case.with_(k=large), x))
     little = _outputs(run(case.with_(k=small), x))
+    what = f"K={small} against the first {small} of K={large}"
+    if has_nan(x):
+        _compare_with_nan("out.prefix", what, x, (case.with_(k=large), *big), (case.with_(k=small), *little))
+        return
     prefix = tuple(np.take(a, np.arange(small), axis=case.norm_axis) for a in big)
-    _compare("out.prefix", f"K={small} against the first {small} of K={large}",
-             case.with_(k=small), prefix, little)
+    _compare("out.prefix", what, case.with_(k=small), prefix, little)
 
 
 def check_axis_moves(case, x, run):
@@ -69,7 +132,11 @@ def check_axis_moves(case, x, run):
     original = _outputs(run(case, x))
     moved = _outputs(run(moved_case, moved_x))
     back = tuple(np.moveaxis(a, moved_to, axis) for a in moved)
-    _compare("out.axis_moves", f"axis {axis} moved to {moved_to} and back", case, original, back)
+    what = f"axis {axis} moved to {moved_to} and back"
+    if has_nan(x):
+        _compare_with_nan("out.axis_moves", what, x, (case, *original), (case, *back))
+        return
+    _compare("out.axis_moves", what, case, original, back)
 
 
 def check_topk_equals_topk1(case, x, run):
@@ -79,14 +146,24 @@ def check_topk_equals_topk1(case, x, run):
         return
     top_k = case.with_(op="TOP_K", largest=True)
     top_k1 = case.with_(op="TOP_K1", largest=True)
-    _compare("out.topk_equals_topk1", "TOP_K against TOP_K1 DECREASING", case,
-             _outputs(run(top_k1, x)), _outputs(run(top_k, x)))
+    first, second = _outputs(run(top_k1, x)), _outputs(run(top_k, x))
+    what = "TOP_K against TOP_K1 DECREASING"
+    if has_nan(x):
+        _compare_with_nan("out.topk_equals_topk1", what, x, (top_k1, *first), (top_k, *second))
+        return
+    _compare("out.topk_equals_topk1", what, top_k1, first, second)
 
 
 def check_deterministic(case, x, run, *, repeats=2):
-    """out.deterministic: the same input gives the same output, bit for bit, `repeats` times."""
+    """out.deterministic: the same input gives the same output, bit for bit, `repeats` times
+    (what the rules fix: with NaN, where NaN goes is each call's choice; unsorted, the order)."""
     first = _outputs(run(case, x.copy()))
     for attempt in range(1, repeats):
         again = _outputs(run(case, x.copy()))
-        _compare("out.deterministic", f"run {attempt + 1} against run 1", case, first, again,
-                 failure_class=NONDETERMINISTIC, nan_equal=False)
+        what = f"run {attempt + 1} against run 1"
+        if has_nan(x):
+            _same_form("out.deterministic", what, NONDETERMINISTIC, first, again)
+            _compare_with_nan("out.deterministic", what, x, (case, *first), (case, *again),
+                              failure_class=NONDETERMINISTIC)
+            continue
+        _compare("out.deterministic", what, case, first, again, failure_class=NONDETERMINISTIC, nan_equal=False)
