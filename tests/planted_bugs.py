@@ -325,3 +325,8 @@ def hangs_when_k_equals_n(x, *, axis, k, largest=True):
         while True:
             time.sleep(1)
     return CORRECT(x, axis=axis, k=k, largest=largest)
+
+
+def refuses_everything(x, *, axis, k, largest=True):
+    """Refuses every input."""
+    raise ValueError("this implementation refuses every input")

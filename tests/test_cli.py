@@ -153,3 +153,12 @@ def test_bench_prints_json_lines_with_the_floor(capsys):
     for key in ("examples_per_s", "generation_s", "target_s", "checks_s"):
         assert lines[1][key] >= 0, f"bench {key}: {lines[1]}"
     assert lines[0]["examples_per_s"] > 0, f"floor: {lines[0]}"
+
+
+def test_fuzz_strict_doc_applies_the_literal_k_bound(capsys):
+    args = ["--target", f"{PLANTED}:CORRECT", "--spec", "dml:5.0", "--max-examples", "80", "--seed", "0"]
+    code, out, err = fuzz(capsys, *args)
+    assert code == 0, f"without --strict-doc: expected exit 0, got {code}\n{out}{err}"
+    code, out, err = fuzz(capsys, *args, "--strict-doc")
+    assert code == 1, f"with --strict-doc: expected exit 1, got {code}\n{out}{err}"
+    assert "dml.k.max_strict" in out and "(strict doc)" in out, out

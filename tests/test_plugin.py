@@ -87,3 +87,11 @@ def test_a_run_that_does_not_use_it_is_untouched(pytester):
     help_text = pytester.runpytest_subprocess("--help").stdout.str()
     for option in ("--topk-target", "--topk-spec", "--topk-report-dir"):
         assert option in help_text, f"pytest --help lacks {option}"
+
+
+def test_strict_doc_option_applies_the_literal_k_bound(pytester):
+    args = ("--topk-target", f"{PLANTED}:CORRECT", "--topk-spec", "dml:5.0")
+    run_suite(pytester, *args).assert_outcomes(passed=5)
+    strict = run_suite(pytester, *args, "--topk-strict-doc")
+    strict.assert_outcomes(passed=4, failed=1)
+    strict.stdout.fnmatch_lines(["*dml.k.max_strict*"])

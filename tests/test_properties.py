@@ -127,11 +127,17 @@ def test_metamorphic_checks_skip_what_they_cannot_compare():
 
 
 def test_acceptance_checks():
-    case = Case("dml:5.0", "TOP_K1", "float32", (3,), 0, 3, index_dtype="uint32")
+    # ONNX allows K equal to the axis size: refusing it is refusing a valid case.
+    case = Case("onnx:11", "TopK", "float32", (3,), 0, 3, index_dtype="int64")
     with pytest.raises(Violation) as info:
         check_accepts_valid(case, plain_run(bugs.rejects_k_equal_n))
     assert info.value.failure_class == REJECTS_VALID and "K=3" in info.value.message
     check_accepts_valid(case, plain_run(bugs.CORRECT))
+    # The DirectML text says "less than": a target that follows it is not failed.
+    dml = Case("dml:5.0", "TOP_K1", "float32", (3,), 0, 3, index_dtype="uint32")
+    check_accepts_valid(dml, plain_run(bugs.rejects_k_equal_n))
+    with pytest.raises(Violation):  # K below the axis size is valid in both readings
+        check_accepts_valid(dml.with_(k=2), plain_run(bugs.refuses_everything))
 
     # A plain callable knows nothing of profiles: it refuses what no TopK can compute (K and
     # axis out of range) and is judged on those.

@@ -177,7 +177,7 @@ PLANTED = [
             _ci("dml:5.0"), ("out.topk_equals_topk1",)),
     Planted("alternating_ties", check_deterministic, metamorphic_kind(check_deterministic), _ci(),
             ("out.deterministic",), failure_class=NONDETERMINISTIC),
-    Planted("rejects_k_equal_n", check_accepts_valid, accepts_kind, _ci("dml:5.0"), ("out.valid_accepted",),
+    Planted("rejects_k_equal_n", check_accepts_valid, accepts_kind, _ci("onnx:24"), ("out.valid_accepted",),
             failure_class=REJECTS_VALID),
     Planted("raises_on_nan", check_accepts_valid, accepts_kind, _ci(dtypes=["float32"], allow_nan=True),
             ("out.valid_accepted",), failure_class=REJECTS_VALID),

@@ -138,3 +138,30 @@ def test_a_target_that_raises_anything_but_rejected_is_an_adapter_error(isolate)
     rejecting = run_fuzz(RunConfig(target=f"{BROKEN}:RejectingTarget", max_examples=30, seed=0,
                                    settings_profile="ci", groups=("invalid",), isolate=isolate))
     assert rejecting.ok, f"a Target refusing with Rejected holds:\n{format_summary(rejecting)}"
+
+
+# -- K equal to the axis size: the DirectML text says "less than", DirectML accepts it ----------
+
+def test_refusing_k_at_the_axis_size_is_not_a_failure_at_directml_profiles():
+    result = run_fuzz(RunConfig(target=f"{PLANTED}:rejects_k_equal_n", max_examples=80, seed=0,
+                                settings_profile="ci", profile="dml:5.0"))
+    assert result.ok, format_summary(result)
+    assert result.refused_k_at_axis_size > 0, "no K equal to the axis size was drawn"
+    assert "K equal to the axis size refused" in format_summary(result), format_summary(result)
+
+
+def test_refusing_k_at_the_axis_size_is_a_failure_at_onnx_profiles():
+    result = run_fuzz(RunConfig(target=f"{PLANTED}:rejects_k_equal_n", max_examples=60, seed=0,
+                                settings_profile="ci", profile="onnx:11", groups=("valid",)))
+    classes = [f.failure_class for f in result.failures]
+    assert classes == [failures.REJECTS_VALID], f"expected a refused valid case, got {classes}"
+
+
+def test_strict_doc_holds_every_target_to_the_literal_text():
+    config = dict(max_examples=80, seed=0, settings_profile="ci", profile="dml:5.0", strict_doc=True)
+    accepts = run_fuzz(RunConfig(target=f"{PLANTED}:CORRECT", **config))
+    rules = [(f.rule, f.failure_class) for f in accepts.failures]
+    assert rules == [("dml.k.max_strict", failures.ACCEPTS_INVALID)], f"accepting K = n under strict_doc: {rules}"
+    refuses = run_fuzz(RunConfig(target=f"{PLANTED}:rejects_k_equal_n", **config))
+    assert refuses.ok, format_summary(refuses)
+    assert refuses.refused_k_at_axis_size == 0, "valid cases under strict_doc must draw K below the axis size"

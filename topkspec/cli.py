@@ -72,6 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
     fuzz.add_argument("--database", default=None,
                       help="example database: a directory or redis://host:port/db (default .topkspec/examples)")
     fuzz.add_argument("--quiet", action="store_true", help="no progress lines")
+    fuzz.add_argument("--strict-doc", action="store_true",
+                      help="apply the literal DirectML text: K must be less than the axis size (a target "
+                           "must refuse K equal to it); by default a target may refuse or compute it")
     _add_run_options(fuzz)
 
     targets = sub.add_parser("targets", help="list the targets and what they support")
@@ -104,7 +107,7 @@ def cmd_fuzz(args) -> int:
     config = RunConfig(target=args.target, profile=args.profile, max_examples=args.max_examples,
                        seed=args.seed, settings_profile=args.settings_profile, database=args.database,
                        report_dir=args.report_dir, isolate=_isolate(args.isolate), timeout=args.timeout,
-                       progress=None if args.quiet else sys.stderr)
+                       progress=None if args.quiet else sys.stderr, strict_doc=args.strict_doc)
     result = run_fuzz(config)
     print(format_summary(result))
     return 0 if result.ok else 1

@@ -22,6 +22,8 @@ def pytest_addoption(parser):
                     help="write a bug report folder for each failure here")
     group.addoption("--topk-timeout", type=float, default=None,
                     help="seconds a call may take before it counts as a hang (isolated targets)")
+    group.addoption("--topk-strict-doc", action="store_true", default=False,
+                    help="apply the literal DirectML text: K must be less than the axis size")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -60,6 +62,7 @@ class TopKSession:
         self.target_spec = config.getoption("--topk-target") or "onnxruntime"
         self.timeout = config.getoption("--topk-timeout") or DEFAULT_TIMEOUT
         self.report_dir = config.getoption("--topk-report-dir")
+        self.strict_doc = config.getoption("--topk-strict-doc")
         self.target = resolve_target(self.target_spec, isolate=None, timeout=self.timeout)
         self.profile = spec.parse_profile(config.getoption("--topk-spec") or self.target.default_profile).name
         self.reports = 0
@@ -73,13 +76,13 @@ class TopKSession:
         from topkspec.reports import write_report
         from topkspec.runner import KeyedDatabase, RunResult, group_test, plan_groups
 
-        groups = plan_groups(self.target, self.profile)
+        groups = plan_groups(self.target, self.profile, strict_doc=self.strict_doc)
         if group not in groups:
             pytest.skip(f"{group} does not apply to {self.target.name} at {self.profile}")
         result = RunResult(target=self.target.name, version=self.target.version(), profile=self.profile,
                            settings_profile=None, seed=None, max_examples=settings.default.max_examples)
         strategy, body = groups[group]
-        test, ctx = group_test(self.target, result, group, strategy, body)
+        test, ctx = group_test(self.target, result, group, strategy, body, strict_doc=self.strict_doc)
         if settings.default.database is not None:
             key = f"{self.target.name}|{self.profile}|{group}"
             test = settings(database=KeyedDatabase(settings.default.database, key))(test)

@@ -162,6 +162,8 @@ class RunResult:
     coverage: Counter = field(default_factory=Counter)  # (dtype, rank)
     unsupported: Counter = field(default_factory=Counter)  # reason
     not_runnable: int = 0  # invalid descriptors no Case carries (judged by `topkspec validate`)
+    refused_k_at_axis_size: int = 0  # DirectML K equal to the axis size refused: allowed, not judged
+    strict_doc: bool = False
     failures: list = field(default_factory=list)
     errors: list = field(default_factory=list)  # (group, message): the suite itself failed
     seconds: float = 0.0
@@ -194,6 +196,7 @@ class RunConfig:
     groups: tuple | None = None  # restrict to these groups
     progress: object = None  # a stream for progress lines, or None
     shrink: bool = True  # False: report failures as found (benchmarks measure the search alone)
+    strict_doc: bool = False  # the literal DirectML text: K must be less than the axis size
 
 
 # -- the run ----------------------------------------------------------------------------------
@@ -260,13 +263,19 @@ def resolve_target(spec, *, isolate: bool | None, timeout: float, notes: list | 
     return isolated
 
 
+class RefusedKAtAxisSize(Exception):
+    """A target refused a DirectML K equal to the axis size: allowed (see
+    properties.may_refuse), so the example is not judged."""
+
+
 class _Context:
     """State shared by a group's examples: the target, counters, and the last failure seen."""
 
-    def __init__(self, target: Target, result: RunResult, group: str):
+    def __init__(self, target: Target, result: RunResult, group: str, strict_doc: bool = False):
         self.target = target
         self.result = result
         self.group = group
+        self.strict_doc = strict_doc
         self.calls: list = []
         self.outputs: list = []
         self.last: Failure | None = None
@@ -332,9 +341,13 @@ class _Context:
 
     def run(self, case, x):
         """A valid case's result; a refusal is a Violation (rejects a valid descriptor)."""
+        from topkspec.properties import may_refuse
+
         try:
             return self.raw_run(case, x)
         except Rejected as exc:
+            if may_refuse(case):
+                raise RefusedKAtAxisSize(str(exc)) from None
             raise Violation("out.valid_accepted",
                             f"out.valid_accepted: {case.describe()} is valid but was refused: {exc}",
                             failure_class=failures.REJECTS_VALID, expected="a result",
@@ -375,15 +388,21 @@ def _result_body(ctx: _Context, data) -> None:
     if reason:
         ctx.result.unsupported[reason] += 1
         return
-    ctx.result.coverage[(judged.dtype, judged.rank)] += 1
     ctx.count("accepts_valid")
-    values, indices = ctx.run(judged, x)
+    try:
+        values, indices = ctx.run(judged, x)
+    except RefusedKAtAxisSize:
+        ctx.result.refused_k_at_axis_size += 1
+        return
+    ctx.result.coverage[(judged.dtype, judged.rank)] += 1
     for check in result_checks(judged, x):
         ctx.count(ctx.check_names.get(check, check.__name__))
         ctx.checking(check, judged, x, values, indices)
 
 
 def _metamorphic_body(checks):
+    from topkspec.properties import check_prefix
+
     def body(ctx: _Context, data) -> None:
         case, x = data
         judged = ctx.judged(case)
@@ -394,7 +413,15 @@ def _metamorphic_body(checks):
         ctx.result.coverage[(judged.dtype, judged.rank)] += 1
         for check in checks:
             ctx.count(ctx.check_names.get(check, check.__name__))
-            check(judged, x, ctx.run)
+            options = {}
+            if check is check_prefix and judged.family == "dml" and ctx.strict_doc:
+                options["max_k"] = judged.axis_size - 1  # the literal text: K below the axis size
+            try:
+                check(judged, x, ctx.run, **options)
+            except RefusedKAtAxisSize:
+                ctx.result.refused_k_at_axis_size += 1
+                if check is check_prefix and judged.k < judged.axis_size - 1:
+                    check(judged, x, ctx.run, max_k=judged.axis_size - 1)  # the prefix below it
     return body
 
 
@@ -426,8 +453,10 @@ def _invalid_body(ctx: _Context, draw) -> None:
         raise fatal[0]
 
 
-def plan_groups(target: Target, profile: str) -> dict:
-    """{group: (strategy, body)} for the groups that apply to the target at `profile`."""
+def plan_groups(target: Target, profile: str, *, strict_doc: bool = False) -> dict:
+    """{group: (strategy, body)} for the groups that apply to the target at `profile`.
+    strict_doc: the literal DirectML text, so a K equal to the axis size is invalid (valid
+    cases draw K below it, and the invalid group holds every target to refusing it)."""
     from topkspec.properties import check_axis_moves, check_deterministic, check_prefix, check_topk_equals_topk1
     from hypothesis import strategies as st
 
@@ -435,20 +464,25 @@ def plan_groups(target: Target, profile: str) -> dict:
     from topkspec.strategies.invalid import IMPOSSIBLE_RULES, carries_cases
     from topkspec import spec
 
-    groups = {"valid": (case_and_input(profile, allow_nan=False), _result_body)}
+    strict = dict(strict_doc=strict_doc)
+    groups = {"valid": (case_and_input(profile, allow_nan=False, **strict), _result_body)}
     floats = _float_types(profile)
     if floats:
-        groups["nan"] = (case_and_input(profile, dtypes=floats, allow_nan=True, require_nan=True), _result_body)
-    groups["metamorphic"] = (case_and_input(profile, allow_nan=True),
+        groups["nan"] = (case_and_input(profile, dtypes=floats, allow_nan=True, require_nan=True, **strict),
+                         _result_body)
+    groups["metamorphic"] = (case_and_input(profile, allow_nan=True, **strict),
                              _metamorphic_body([check_prefix, check_axis_moves, check_topk_equals_topk1]))
-    # The rules in force without --strict-doc (a K equal to the axis size is valid).
-    # Only breakages a call can carry; table rules only for targets that know the tables.
+    # The rules in force under the strict_doc setting; only breakages a call can carry; table
+    # rules only for targets that know the tables (and the literal K bound, when asked for,
+    # for every target: it replaces the K bound every target is held to).
     tables = spec.parse_profile(profile).family in target.validates_tables
-    breakable = [rule for rule in breakable_rules(profile, strict_doc=False)
-                 if carries_cases(profile, rule) and (tables or rule in IMPOSSIBLE_RULES)]
+    breakable = [rule for rule in breakable_rules(profile, strict_doc=strict_doc)
+                 if carries_cases(profile, rule)
+                 and (tables or rule in IMPOSSIBLE_RULES or (strict_doc and rule == "dml.k.max_strict"))]
     if target.validates and breakable:
         groups["invalid"] = (st.one_of([invalid_descriptors(profile, rule) for rule in breakable]), _invalid_body)
-    groups["deterministic"] = (case_and_input(profile, allow_nan=True), _metamorphic_body([check_deterministic]))
+    groups["deterministic"] = (case_and_input(profile, allow_nan=True, **strict),
+                               _metamorphic_body([check_deterministic]))
     return groups
 
 
@@ -490,8 +524,8 @@ def run_fuzz(config: RunConfig) -> RunResult:
         profile = spec.parse_profile(config.profile or target.default_profile).name
         result = RunResult(target=target.name, version=target.version(), profile=profile,
                            settings_profile=config.settings_profile, seed=config.seed, max_examples=budget,
-                           notes=notes)
-        groups = plan_groups(target, profile)
+                           notes=notes, strict_doc=config.strict_doc)
+        groups = plan_groups(target, profile, strict_doc=config.strict_doc)
         if config.groups is not None:
             groups = {g: v for g, v in groups.items() if g in config.groups}
         progress = Progress(config.progress, budget)
@@ -507,7 +541,8 @@ def run_fuzz(config: RunConfig) -> RunResult:
                 suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
                 print_blob=values.get("print_blob", False),
                 phases=tuple(Phase) if config.shrink else tuple(p for p in Phase if p != Phase.shrink))
-            _run_group(target, result, group, strategy, body, group_settings, config.seed, progress)
+            _run_group(target, result, group, strategy, body, group_settings, config.seed, progress,
+                       strict_doc=config.strict_doc)
             progress.update(result, group, force=True)
         result.seconds = time.perf_counter() - start
     finally:
@@ -518,10 +553,10 @@ def run_fuzz(config: RunConfig) -> RunResult:
     return result
 
 
-def group_test(target, result, group, strategy, body, *, progress=None):
+def group_test(target, result, group, strategy, body, *, progress=None, strict_doc=False):
     """(test, ctx): a Hypothesis test (not yet given settings) checking `group` against the
     target; after it fails, ctx.last holds the shrunk failure."""
-    ctx = _Context(target, result, group)
+    ctx = _Context(target, result, group, strict_doc=strict_doc)
 
     def example(data):
         ctx.calls, ctx.outputs = [], []
@@ -554,14 +589,14 @@ def record_failure(result: RunResult, failure: Failure) -> bool:
     return True
 
 
-def _run_group(target, result, group, strategy, body, group_settings, seed, progress) -> None:
+def _run_group(target, result, group, strategy, body, group_settings, seed, progress, *, strict_doc=False) -> None:
     """Run one group; with both a seed and a database, first replay the saved failures
     (Hypothesis's @seed turns the database off for the seeded search)."""
     passes = [group_settings]
     if seed is not None and group_settings.database is not None:
         passes = [settings(group_settings, phases=(Phase.reuse, Phase.shrink)), group_settings]
     for index, pass_settings in enumerate(passes):
-        test, ctx = group_test(target, result, group, strategy, body, progress=progress)
+        test, ctx = group_test(target, result, group, strategy, body, progress=progress, strict_doc=strict_doc)
         test = settings(pass_settings)(test)
         if seed is not None and index == len(passes) - 1:
             test = hypothesis_seed(seed)(test)
@@ -584,7 +619,8 @@ def _run_group(target, result, group, strategy, body, group_settings, seed, prog
 
 def format_summary(result: RunResult) -> str:
     """The end-of-run summary a person reads."""
-    lines = [f"topkspec fuzz: {result.target} ({result.version}), spec {result.profile}, "
+    lines = [f"topkspec fuzz: {result.target} ({result.version}), spec {result.profile}"
+             + (" (strict doc)" if result.strict_doc else "") + ", "
              f"{result.total_examples} examples in {result.seconds:.1f}s"
              + (f", seed {result.seed}" if result.seed is not None else "")]
     lines.extend(f"note: {note}" for note in result.notes)
@@ -602,6 +638,9 @@ def format_summary(result: RunResult) -> str:
         lines.append("unsupported cases by reason:")
         for reason, count in result.unsupported.most_common():
             lines.append(f"  {count:>5}  {reason}")
+    if result.refused_k_at_axis_size:
+        lines.append(f"DirectML K equal to the axis size refused (the text says K is less than the axis size; "
+                     f"not a failure, --strict-doc applies the text): {result.refused_k_at_axis_size}")
     if result.not_runnable:
         lines.append(f"invalid descriptors drawn that no call can carry (see `topkspec validate`): "
                      f"{result.not_runnable}")

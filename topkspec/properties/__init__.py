@@ -8,7 +8,7 @@ naming the spec rules they enforce.
 
 CATALOGUE lists them with their rules, kind and whether they hold with NaN.
 """
-from topkspec.properties.acceptance import check_accepts_valid, check_rejects_invalid, plain_input
+from topkspec.properties.acceptance import check_accepts_valid, check_rejects_invalid, may_refuse, plain_input
 from topkspec.properties.catalogue import ACCEPTANCE, BY_NAME, CATALOGUE, METAMORPHIC, RESULT, Property
 from topkspec.properties.metamorphic import (
     check_axis_moves, check_deterministic, check_prefix, check_topk_equals_topk1,
@@ -24,6 +24,6 @@ __all__ = [
     "check_accepts_valid", "check_axis_moves", "check_deterministic", "check_dtypes", "check_exact",
     "check_gather", "check_indices", "check_nan_policy_free", "check_order", "check_prefix",
     "check_rejects_invalid", "check_result", "check_select", "check_shape", "check_ties",
-    "check_topk_equals_topk1", "check_unsorted_set", "has_nan", "plain_input", "result_checks",
+    "check_topk_equals_topk1", "check_unsorted_set", "has_nan", "may_refuse", "plain_input", "result_checks",
     "result_violations",
 ]

@@ -102,11 +102,12 @@ def _compare(rule, what, case, expected, actual, *, failure_class=WRONG_RESULT, 
                         expected=[erv[r, p], eri[r, p]], actual=[arv[r, p], ari[r, p]])
 
 
-def check_prefix(case, x, run):
+def check_prefix(case, x, run, *, max_k=None):
     """out.prefix: the result for a smaller K is a prefix of the result for a larger K.
-    Compares K with the axis size (or, when K is the axis size, half of it with K); sorted only."""
-    n = case.axis_size
-    small, large = (case.k, n) if case.k < n else (max(1, case.k // 2), case.k)
+    Compares K with the largest K allowed (`max_k`, default the axis size; or, when K is that
+    already, half of it with K); sorted only."""
+    top = case.axis_size if max_k is None else min(max_k, case.axis_size)
+    small, large = (case.k, top) if case.k < top else (max(1, case.k // 2), case.k)
     if small == large or not case.sorted:
         return  # n == 1, or an unsorted request (no order, so no prefix)
     big = _outputs(run(case.with_(k=large), x))
