@@ -6,8 +6,9 @@ import onnx
 import pytest
 
 from topkspec.spec import Case
+from topkspec.targets import Rejected
 from topkspec.targets.onnx_model import OnnxTopK, build_topk_model, ir_version_for, onnx_form
-from topkspec.targets.ort import OnnxRuntimeTarget, is_not_implemented, session_options
+from topkspec.targets.ort import OnnxRuntimeTarget, session_options
 
 ort = pytest.importorskip("onnxruntime")
 
@@ -114,8 +115,6 @@ def test_missing_kernel_is_unsupported_and_cached():
 
 
 def test_invalid_node_is_a_rejection_not_unsupported():
-    from topkspec.targets import Rejected
-
     target = OnnxRuntimeTarget("cpu", "CPUExecutionProvider", "onnxruntime")
     case = Case("onnx:10", "TopK", "int32", (4,), 0, 1, index_dtype="int64")  # int32 needs opset 11
     assert target.supports(case) is None
@@ -123,9 +122,62 @@ def test_invalid_node_is_a_rejection_not_unsupported():
         target.run(case, np.arange(4, dtype=np.int32))
 
 
-def test_not_implemented_markers():
-    assert is_not_implemented(RuntimeError("[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : Could not find"))
-    assert not is_not_implemented(RuntimeError("[ONNXRuntimeError] : 2 : INVALID_ARGUMENT : k > axis"))
+class OlderRuntime(OnnxRuntimeTarget):
+    """ONNX Runtime as older versions behave, with their own error texts (no NOT_IMPLEMENTED):
+    1.20.1 cannot load opset 24 ("Unsupported model IR version"), 1.16.3 wraps float16 at opset 1
+    in a Cast node it names InsertedCast_X, which is invalid there."""
+
+    def __init__(self):
+        super().__init__("older-onnxruntime", "CPUExecutionProvider", "onnxruntime")
+
+    def _new_session(self, model):
+        opset = model.opset_import[0].version
+        elem = model.graph.input[0].type.tensor_type.elem_type
+        if opset >= 24:
+            raise RuntimeError("[ONNXRuntimeError] : 1 : FAIL : Load model from memory failed:"
+                               "Unsupported model IR version: 11, max supported IR version: 10")
+        if opset == 1 and elem == onnx.TensorProto.FLOAT16:
+            raise RuntimeError("[ONNXRuntimeError] : 10 : INVALID_GRAPH : This is an invalid model. In Node, "
+                               "(\"InsertedCast_X\", Cast, \"\", -1) : (\"X\": tensor(float16),) -> ... "
+                               "Error Mismatched attribute type in 'InsertedCast_X : to'")
+        return super()._new_session(model)
+
+
+def test_support_is_probed_not_read_from_error_texts():
+    target = OlderRuntime()
+    reason = target.supports(Case("onnx:24", "TopK", "float32", (5, 2), 0, 1, index_dtype="int64"))
+    assert reason and "Unsupported model IR version" in reason, f"opset 24: {reason}"
+    reason = target.supports(Case("onnx:1", "TopK", "float16", (4,), 0, 1, index_dtype="int64"))
+    assert reason and "InsertedCast_X" in reason, f"float16 at opset 1: {reason}"
+    assert target.supports(Case("onnx:1", "TopK", "float32", (4,), 0, 1, index_dtype="int64")) is None
+    assert target.default_profile == "onnx:11", f"default profile: {target.default_profile}"
+
+
+def test_the_listing_shows_what_the_runtime_really_loads():
+    from topkspec.targets.listing import support_matrix
+
+    matrix = support_matrix(OlderRuntime(), profiles=["onnx:1", "onnx:11", "onnx:24"])
+    assert matrix["onnx:24"]["supported"] == [], f"onnx:24: {matrix['onnx:24']}"
+    assert "float16" not in matrix["onnx:1"]["supported"], f"onnx:1: {matrix['onnx:1']}"
+    assert "float32" in matrix["onnx:11"]["supported"], f"onnx:11: {matrix['onnx:11']}"
+
+
+def test_an_unloadable_opset_is_unsupported_not_a_refused_valid_case():
+    from topkspec.runner import RunConfig, run_fuzz
+
+    result = run_fuzz(RunConfig(target=OlderRuntime(), profile="onnx:1", max_examples=60, seed=0,
+                                settings_profile="ci", isolate=False, groups=("valid", "nan")))
+    refused = [f for f in result.failures if f.failure_class == "rejects a valid descriptor"]
+    assert not refused, f"float16 at opset 1 reported as refused: {[f.case.describe() for f in refused]}"
+    assert any("InsertedCast_X" in reason for reason in result.unsupported), dict(result.unsupported)
+
+
+def test_a_type_outside_the_opset_is_not_probed_so_its_refusal_is_judged():
+    target = OlderRuntime()
+    case = Case("onnx:10", "TopK", "int8", (4,), 0, 1, index_dtype="int64")  # int8 is not in T at 10
+    assert target.supports(case) is None
+    with pytest.raises(Rejected):
+        target.run(case, np.arange(4, dtype=np.int8))
 
 
 def test_unavailable_provider_reason_names_what_it_needs():

@@ -14,12 +14,6 @@ from topkspec import dtypes
 from topkspec.targets.base import Rejected, Target
 from topkspec.targets.onnx_model import OnnxTopK, build_topk_model, onnx_form
 
-# Error texts ONNX Runtime uses when no kernel exists for a type or an operator version.
-# "InsertedPrecisionFreeCast": with no float16 kernel, ONNX Runtime wraps the node in Casts
-# to float, and at opset 1 the Cast it inserts is itself invalid (its `to` is a string there).
-_NOT_IMPLEMENTED_MARKERS = ("NOT_IMPLEMENTED", "Could not find an implementation",
-                            "InsertedPrecisionFreeCast")
-
 
 def session_options(provider: str):
     """The SessionOptions a provider needs.
@@ -41,9 +35,9 @@ def session_options(provider: str):
     return options
 
 
-def is_not_implemented(exc: BaseException) -> bool:
-    text = f"{type(exc).__name__}: {exc}"
-    return any(marker in text for marker in _NOT_IMPLEMENTED_MARKERS)
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 class OnnxRuntimeTarget(Target):
@@ -60,6 +54,7 @@ class OnnxRuntimeTarget(Target):
         self.k_constant = k_constant
         self._native_profile = native_profile
         self._sessions: dict = {}  # key -> InferenceSession or the exception building it raised
+        self._probes: dict = {}  # (opset, dtype) -> None (it runs) or why not
         self.sessions_built = 0
 
     def version(self) -> str:
@@ -83,8 +78,8 @@ class OnnxRuntimeTarget(Target):
             # a float32 session must build on the provider alone.
             try:
                 self._session(OnnxTopK(11, "float32", 1, -1, True, True), 1)
-            except Exception as exc:
-                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            except Rejected as exc:
+                first = _first_line(exc.__cause__ or exc)
                 return False, f"{self.needs}: {self.provider} is listed but a session on it fails: {first}"
         return True, ""
 
@@ -96,69 +91,87 @@ class OnnxRuntimeTarget(Target):
             self._native_profile = "onnx:24"
             if self.available()[0]:
                 for opset in (24, 11, 10, 1):
-                    form = OnnxTopK(opset, "float32", 1, -1, True, True)
-                    try:
-                        self._session(form, 1)
-                    except Exception:
-                        continue
-                    self._native_profile = f"onnx:{opset}"
-                    break
+                    if self.probe(opset, "float32") is None:
+                        self._native_profile = f"onnx:{opset}"
+                        break
         return self._native_profile
 
     def _key(self, form: OnnxTopK, k: int):
         k_in_model = form.opset < 10 or self.k_constant
         return (form, k if k_in_model else None)
 
+    def _new_session(self, model):
+        """An InferenceSession for `model` on this target's provider (the runtime's own call)."""
+        import onnxruntime as ort
+
+        return ort.InferenceSession(model.SerializeToString(), session_options(self.provider),
+                                    providers=[self.provider])
+
     def _session(self, form: OnnxTopK, k: int):
-        """The cached session for this form (and K when K is in the model); a session that
-        failed to build is cached as its exception and raised again."""
+        """The cached session for this form (and K when K is in the model). A session the
+        runtime refused to build is cached as its exception and raised again as Rejected."""
         key = self._key(form, k)
         if key not in self._sessions:
-            import onnxruntime as ort
-
             model = build_topk_model(form, k=k, k_as_input=not self.k_constant)
             try:
-                self._sessions[key] = ort.InferenceSession(
-                    model.SerializeToString(), session_options(self.provider),
-                    providers=[self.provider])
+                self._sessions[key] = self._new_session(model)
                 self.sessions_built += 1
-            except Exception as exc:  # a type without a kernel, or an invalid node
+            except Exception as exc:  # the runtime refused the model (a missing kernel, an invalid node)
                 self._sessions[key] = exc
         session = self._sessions[key]
         if isinstance(session, Exception):
-            raise session
+            raise Rejected(f"{self.name}: {type(session).__name__}: {session}") from session
         return session
 
+    def _feeds(self, form: OnnxTopK, x, k: int) -> dict:
+        feeds = {"X": np.ascontiguousarray(x)}
+        if form.opset >= 10 and not self.k_constant:
+            feeds["K"] = np.array([k], dtype=np.int64)
+        return feeds
+
+    def probe(self, opset: int, dtype: str) -> str | None:
+        """None when this runtime loads and runs a tiny known-good TopK of `opset` on `dtype`
+        (three elements, K = 1), else why not. Asked once per (opset, dtype)."""
+        key = (opset, dtype)
+        if key not in self._probes:
+            form = OnnxTopK(opset, dtype, 1, -1, True, True)
+            x = np.arange(3).astype(dtypes.numpy_dtype(dtype))
+            try:
+                self._session(form, 1).run(None, self._feeds(form, x, 1))
+                self._probes[key] = None
+            except Exception as exc:
+                cause = exc.__cause__ if isinstance(exc, Rejected) and exc.__cause__ else exc
+                self._probes[key] = (f"{self.name} cannot run a known-good TopK-{opset} on {dtype} "
+                                     f"(3 elements, K=1): {type(cause).__name__}: {_first_line(cause)}")
+        return self._probes[key]
+
     def supports(self, case):
+        """Decided by probing, not by error texts: a case whose (opset, value type) the spec
+        allows is supported when the tiny probe of that signature runs. A value type outside
+        the opset's T is supported (not probed): the case breaks onnx.dtype.T, and refusing
+        it is the runtime's job."""
         if case.dtype not in dtypes.ONNX_ELEM_TYPES:
             return f"{case.dtype} has no ONNX type"
+        from topkspec import spec
+
         form = onnx_form(case)
-        try:
-            self._session(form, max(int(case.k), 1))
-        except Exception as exc:
-            if is_not_implemented(exc):
-                first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-                return f"{self.name} has no TopK-{form.opset} kernel for {case.dtype}: {first_line}"
-            return None  # other build errors are the runtime rejecting the node: run() raises them
-        if case.dtype == "bfloat16":
-            return ("onnxruntime's Python API cannot hand bfloat16 tensors to numpy "
-                    "(OrtValue.numpy(): no corresponding numpy type)")
-        return None
+        if case.dtype not in spec.value_types(f"onnx:{form.opset}", "TopK"):
+            return None
+        return self.probe(form.opset, case.dtype)
 
     def run(self, case, x):
+        form = onnx_form(case)
+        feeds = self._feeds(form, x, int(case.k))
+        session = self._session(form, int(case.k))  # Rejected when the runtime refuses the model
         try:
-            form = onnx_form(case)
-            session = self._session(form, int(case.k))
-            feeds = {"X": np.ascontiguousarray(x)}
-            if form.opset >= 10 and not self.k_constant:
-                feeds["K"] = np.array([case.k], dtype=np.int64)
             values, indices = session.run(None, feeds)
-        except Exception as exc:
+        except Exception as exc:  # the runtime refused the call
             raise Rejected(f"{self.name}: {type(exc).__name__}: {exc}") from exc
         return values, indices
 
     def close(self):
         self._sessions.clear()
+        self._probes.clear()
 
 
 def cpu() -> OnnxRuntimeTarget:
