@@ -162,3 +162,10 @@ def test_fuzz_strict_doc_applies_the_literal_k_bound(capsys):
     code, out, err = fuzz(capsys, *args, "--strict-doc")
     assert code == 1, f"with --strict-doc: expected exit 1, got {code}\n{out}{err}"
     assert "dml.k.max_strict" in out and "(strict doc)" in out, out
+
+
+def test_a_run_that_judged_nothing_exits_3(capsys):
+    broken = os.path.join(REPO, "tests", "plugins", "broken_adapters.py")
+    code, out, err = fuzz(capsys, "--target", f"{broken}:NothingSupported", "--max-examples", "20", "--seed", "0")
+    assert code == 3, f"exit code: expected 3 (judged nothing), got {code}\n{out}{err}"
+    assert "judged too little" in out, out

@@ -95,3 +95,10 @@ def test_strict_doc_option_applies_the_literal_k_bound(pytester):
     strict = run_suite(pytester, *args, "--topk-strict-doc")
     strict.assert_outcomes(passed=4, failed=1)
     strict.stdout.fnmatch_lines(["*dml.k.max_strict*"])
+
+
+def test_a_group_that_judged_nothing_fails(pytester):
+    broken = os.path.join(REPO, "tests", "plugins", "broken_adapters.py")
+    result = run_suite(pytester, "--topk-target", f"{broken}:NothingSupported")
+    result.assert_outcomes(failed=5)
+    result.stdout.fnmatch_lines(["*judged too little: 0 of its*this target supports nothing*"])

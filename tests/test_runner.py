@@ -165,3 +165,23 @@ def test_strict_doc_holds_every_target_to_the_literal_text():
     refuses = run_fuzz(RunConfig(target=f"{PLANTED}:rejects_k_equal_n", **config))
     assert refuses.ok, format_summary(refuses)
     assert refuses.refused_k_at_axis_size == 0, "valid cases under strict_doc must draw K below the axis size"
+
+
+# -- a run that judged nothing, or too little in a group, is no verdict -------------------------
+
+def test_a_run_that_judged_nothing_says_so_and_does_not_pass():
+    result = run_fuzz(RunConfig(target=f"{BROKEN}:NothingSupported", max_examples=40, seed=0,
+                                settings_profile="ci", isolate=False))
+    summary = format_summary(result)
+    assert result.ok and result.vacuous and result.exit_code == 3, summary
+    assert "every property held" not in summary and "judged too little" in summary, summary
+    assert {group for group, _, _ in result.thin_groups()} == set(result.budgets), result.thin_groups()
+
+
+def test_a_group_that_judged_too_little_is_named():
+    result = run_fuzz(RunConfig(target=f"{BROKEN}:OnlyInt8", max_examples=200, seed=0,
+                                settings_profile="ci", isolate=False, profile="onnx:24"))
+    thin = {group for group, _, _ in result.thin_groups()}
+    assert "nan" in thin, f"the nan group judged no case (no float type supported): {result.thin_groups()}"
+    assert result.exit_code == 3, format_summary(result)
+    assert "too little judged in group nan: 0 of its" in format_summary(result), format_summary(result)

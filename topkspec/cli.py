@@ -1,7 +1,8 @@
 """The `topkspec` command: fuzz, targets, spec, validate, matrix, bench.
 
 Exit codes: 0 every property held (or the command did its job), 1 something was found,
-2 bad usage (a one-line `topkspec: error: ...` on stderr, never a traceback).
+2 bad usage (a one-line `topkspec: error: ...` on stderr, never a traceback), 3 nothing was
+found but the run judged too little to say the properties hold (every case unsupported, say).
 """
 from __future__ import annotations
 
@@ -110,7 +111,7 @@ def cmd_fuzz(args) -> int:
                        progress=None if args.quiet else sys.stderr, strict_doc=args.strict_doc)
     result = run_fuzz(config)
     print(format_summary(result))
-    return 0 if result.ok else 1
+    return result.exit_code
 
 
 def cmd_targets(args) -> int:
@@ -128,7 +129,7 @@ def cmd_matrix(args) -> int:
     if not names:
         raise UsageError("--targets needs at least one target")
     out_dir = os.path.dirname(os.path.abspath(args.out)) if args.out else os.getcwd()
-    text, found = run_matrix(names, max_examples=args.max_examples, seed=args.seed, profile=args.profile,
+    text, status = run_matrix(names, max_examples=args.max_examples, seed=args.seed, profile=args.profile,
                              report_dir=args.report_dir, isolate=_isolate(args.isolate), timeout=args.timeout,
                              out_dir=out_dir)
     if args.out:
@@ -137,7 +138,7 @@ def cmd_matrix(args) -> int:
         print(f"topkspec: matrix written to {args.out}", file=sys.stderr)
     else:
         print(text)
-    return 1 if found else 0
+    return status
 
 
 def cmd_bench(args) -> int:

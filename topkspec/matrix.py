@@ -52,14 +52,17 @@ def format_matrix(results: dict, out_dir: str = ".") -> str:
             lines.append(f"- `{name}`: unsupported here: {result}")
         else:
             gaps = sum(result.unsupported.values())
+            thin = ", ".join(f"{group} {judged} of {ran}" for group, judged, ran in result.thin_groups())
             lines.append(f"- `{name}`: {result.version}, spec {result.profile}, {result.total_examples} examples"
-                         + (f", {gaps} drawn cases outside what it supports" if gaps else ""))
+                         + (f", {gaps} drawn cases outside what it supports" if gaps else "")
+                         + (f"; too little judged ({thin}): no verdict" if thin else ""))
     return "\n".join(lines) + "\n"
 
 
 def run_matrix(names, *, max_examples: int = 200, seed=None, profile=None, report_dir="topkspec-reports",
                isolate=None, timeout=5.0, out_dir: str = "."):
-    """(markdown, found): run each target, then the table; found is True when any broke a rule.
+    """(markdown, exit code): run each target, then the table; the code is 1 when any broke a
+    rule, else 3 when any judged too little (see RunResult.exit_code), else 0.
     An unknown target is bad usage (TargetError); one that cannot run here becomes a column of
     'unsupported'."""
     from topkspec.runner import RunConfig, RunError, run_fuzz
@@ -76,5 +79,6 @@ def run_matrix(names, *, max_examples: int = 200, seed=None, profile=None, repor
             results[name] = run_fuzz(config)
         except RunError as exc:
             results[name] = str(exc)
-    found = any(not isinstance(r, str) and not r.ok for r in results.values())
-    return format_matrix(results, out_dir), found
+    codes = {r.exit_code for r in results.values() if not isinstance(r, str)}
+    status = 1 if 1 in codes else max(codes | {0})
+    return format_matrix(results, out_dir), status

@@ -81,6 +81,7 @@ class TopKSession:
             pytest.skip(f"{group} does not apply to {self.target.name} at {self.profile}")
         result = RunResult(target=self.target.name, version=self.target.version(), profile=self.profile,
                            settings_profile=None, seed=None, max_examples=settings.default.max_examples)
+        result.budgets[group] = settings.default.max_examples
         strategy, body = groups[group]
         test, ctx = group_test(self.target, result, group, strategy, body, strict_doc=self.strict_doc)
         if settings.default.database is not None:
@@ -95,6 +96,11 @@ class TopKSession:
                 write_report(ctx.last, result, self.report_dir, target_spec=self.target_spec,
                              index=self.reports, timeout=self.timeout)
             raise
+        for _, judged, ran in result.thin_groups():  # a pass that judged (almost) nothing is no pass
+            reasons = "; ".join(f"{count} x {reason}" for reason, count in result.unsupported.most_common(3))
+            pytest.fail(f"topkspec: {group} judged too little: {judged} of its {ran} examples "
+                        f"(unsupported, refused as allowed or not runnable){': ' + reasons if reasons else ''}",
+                        pytrace=False)
 
     def close(self) -> None:
         self.target.close()

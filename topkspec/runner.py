@@ -19,6 +19,7 @@ replays what unseeded runs saved, then searches from its seed.
 """
 from __future__ import annotations
 
+import math
 import os
 import sys
 import time
@@ -52,6 +53,12 @@ PROFILES = {
 }
 # Profiles that keep failures in the example database unless the user names one.
 PROFILES_WITH_DATABASE = ("dev", "nightly")
+
+# A group that judged fewer than this share of its examples (at least one) judged too little to
+# be a verdict: every other case was unsupported, refused as allowed, or not runnable.
+MIN_JUDGED_SHARE = 0.10
+# Exit code of a run that found nothing but judged too little (1 is "found something").
+EXIT_VACUOUS = 3
 
 # Crashing examples restart the worker, hanging ones cost the time limit: shrink them a little.
 MAX_CRASH_REPLAYS = 12
@@ -169,6 +176,8 @@ class RunResult:
     seconds: float = 0.0
     timing: Counter = field(default_factory=Counter)  # target_s, checks_s, body_s
     notes: list = field(default_factory=list)  # lines about how the run ran (isolation, ...)
+    judged: Counter = field(default_factory=Counter)  # per group: examples whose verdict counts
+    budgets: dict = field(default_factory=dict)  # per group: its share of the budget
 
     @property
     def total_examples(self) -> int:
@@ -177,6 +186,32 @@ class RunResult:
     @property
     def ok(self) -> bool:
         return not self.failures and not self.errors
+
+    def thin_groups(self) -> list:
+        """[(group, judged, examples)] for the groups that judged too little: fewer than
+        MIN_JUDGED_SHARE of the examples they ran (at most their budget), and at least one. A
+        group that found a failure or failed itself is not thin: it said something."""
+        said = {f.group for f in self.failures} | {group for group, _ in self.errors}
+        thin = []
+        for group, budget in self.budgets.items():
+            if group in said:
+                continue
+            ran = min(self.examples[group], budget) if budget else self.examples[group]
+            if self.judged[group] < max(1, math.ceil(MIN_JUDGED_SHARE * ran)):
+                thin.append((group, self.judged[group], ran))
+        return thin
+
+    @property
+    def vacuous(self) -> bool:
+        """True when the run judged nothing, or too little in some group, to be a verdict."""
+        return bool(self.thin_groups())
+
+    @property
+    def exit_code(self) -> int:
+        """0 every property held, 1 something was found, 3 too little was judged to say."""
+        if not self.ok:
+            return 1
+        return EXIT_VACUOUS if self.vacuous else 0
 
     def failures_by_class(self) -> Counter:
         return Counter(f.failure_class for f in self.failures)
@@ -387,17 +422,18 @@ def _result_body(ctx: _Context, data) -> None:
     reason = ctx.unsupported(judged)
     if reason:
         ctx.result.unsupported[reason] += 1
-        return
+        return False
     ctx.count("accepts_valid")
     try:
         values, indices = ctx.run(judged, x)
     except RefusedKAtAxisSize:
         ctx.result.refused_k_at_axis_size += 1
-        return
+        return False
     ctx.result.coverage[(judged.dtype, judged.rank)] += 1
     for check in result_checks(judged, x):
         ctx.count(ctx.check_names.get(check, check.__name__))
         ctx.checking(check, judged, x, values, indices)
+    return True
 
 
 def _metamorphic_body(checks):
@@ -409,19 +445,25 @@ def _metamorphic_body(checks):
         reason = ctx.unsupported(judged)
         if reason:
             ctx.result.unsupported[reason] += 1
-            return
+            return False
         ctx.result.coverage[(judged.dtype, judged.rank)] += 1
+        compared = False  # some check called the target and compared (others may not apply)
         for check in checks:
             ctx.count(ctx.check_names.get(check, check.__name__))
             options = {}
             if check is check_prefix and judged.family == "dml" and ctx.strict_doc:
                 options["max_k"] = judged.axis_size - 1  # the literal text: K below the axis size
+            calls = len(ctx.calls)
             try:
                 check(judged, x, ctx.run, **options)
             except RefusedKAtAxisSize:
                 ctx.result.refused_k_at_axis_size += 1
-                if check is check_prefix and judged.k < judged.axis_size - 1:
-                    check(judged, x, ctx.run, max_k=judged.axis_size - 1)  # the prefix below it
+                if not (check is check_prefix and judged.k < judged.axis_size - 1):
+                    continue
+                calls = len(ctx.calls)
+                check(judged, x, ctx.run, max_k=judged.axis_size - 1)  # the prefix below it
+            compared = compared or len(ctx.calls) > calls
+        return compared
     return body
 
 
@@ -430,13 +472,13 @@ def _invalid_body(ctx: _Context, draw) -> None:
 
     if draw.case is None:
         ctx.result.not_runnable += 1  # a broken tensor field, say: only `validate` judges it
-        return
+        return False
     # A case the target does not implement at all (no kernel for the type) proves nothing
     # when refused: the refusal must come from the rule the draw breaks.
     reason = ctx.unsupported(ctx.judged(draw.case))
     if reason:
         ctx.result.unsupported[reason] += 1
-        return
+        return False
     fatal = []
 
     def run(case, x):
@@ -451,6 +493,7 @@ def _invalid_body(ctx: _Context, draw) -> None:
     check_rejects_invalid(draw, run)
     if fatal:
         raise fatal[0]
+    return True
 
 
 def plan_groups(target: Target, profile: str, *, strict_doc: bool = False) -> dict:
@@ -530,7 +573,9 @@ def run_fuzz(config: RunConfig) -> RunResult:
             groups = {g: v for g, v in groups.items() if g in config.groups}
         progress = Progress(config.progress, budget)
         start = time.perf_counter()
-        for group, examples in split_budget(budget, groups).items():
+        shares = split_budget(budget, groups)
+        result.budgets.update(shares)
+        for group, examples in shares.items():
             strategy, body = groups[group]
             group_settings = settings(
                 max_examples=examples, deadline=None,
@@ -567,8 +612,10 @@ def group_test(target, result, group, strategy, body, *, progress=None, strict_d
             progress.update(result, group)
         start = time.perf_counter()
         try:
-            body(ctx, data)
+            if body(ctx, data):
+                result.judged[group] += 1
         except Violation as violation:
+            result.judged[group] += 1
             draw = data if group == "invalid" else None
             case = draw.case if draw is not None else ctx.judged(data[0])
             x = ctx.calls[0][1] if ctx.calls else (None if draw is not None else data[1])
@@ -644,9 +691,18 @@ def format_summary(result: RunResult) -> str:
     if result.not_runnable:
         lines.append(f"invalid descriptors drawn that no call can carry (see `topkspec validate`): "
                      f"{result.not_runnable}")
+    thin = result.thin_groups()
+    for group, judged, ran in thin:
+        lines.append(f"too little judged in group {group}: {judged} of its {ran} examples (fewer than "
+                     f"{MIN_JUDGED_SHARE:.0%}; the rest unsupported, refused as allowed or not runnable)")
     if result.failures:
         lines.append("failures by class:")
-    elif not result.errors:
+    elif result.errors:
+        pass
+    elif thin:
+        lines.append("failures: none found, but the run judged too little to say the properties hold "
+                     f"(exit {EXIT_VACUOUS})")
+    else:
         lines.append("failures: none, every property held")
     for name, count in sorted(result.failures_by_class().items()):
         lines.append(f"  {name:<28} {count}")

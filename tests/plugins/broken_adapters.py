@@ -37,7 +37,8 @@ class ValueErrorTarget(Target):
     validates = True
 
     def run(self, case, x):
-        return numpy_topk(x, axis=case.norm_axis, k=case.k, largest=case.largest)
+        values, indices = numpy_topk(x, axis=case.norm_axis, k=case.k, largest=case.largest)
+        return values, indices.astype(case.index_dtype)
 
 
 class RejectingTarget(ValueErrorTarget):
@@ -49,3 +50,19 @@ class RejectingTarget(ValueErrorTarget):
         except ValueError as exc:
             raise Rejected(str(exc)) from exc
 
+
+
+class NothingSupported(RejectingTarget):
+    """Declares every case unsupported: a run against it judges nothing."""
+    name = "nothing-supported"
+
+    def supports(self, case):
+        return "this target supports nothing"
+
+
+class OnlyInt8(RejectingTarget):
+    """Supports int8 only: most groups judge a few cases, the nan group none."""
+    name = "only-int8"
+
+    def supports(self, case):
+        return None if case.dtype == "int8" else "int8 only"
