@@ -11,7 +11,7 @@ PLANTED = os.path.join(REPO, "tests", "planted_bugs.py")
 # A small budget for the suite runs below, as a user's own profile would set it.
 TINY_PROFILE = """
 from hypothesis import settings
-settings.register_profile("tiny", max_examples=25, derandomize=True, database=None, deadline=None)
+settings.register_profile("tiny", max_examples=100, derandomize=True, database=None, deadline=None)
 """
 
 
@@ -102,3 +102,24 @@ def test_a_group_that_judged_nothing_fails(pytester):
     result = run_suite(pytester, "--topk-target", f"{broken}:NothingSupported")
     result.assert_outcomes(failed=5)
     result.stdout.fnmatch_lines(["*judged too little: 0 of its*this target supports nothing*"])
+
+
+def test_the_ci_profile_is_a_budget_per_run_as_in_the_command_line(pytester, tmp_path):
+    import xml.etree.ElementTree as ElementTree
+
+    from topkspec.runner import PROFILES, split_budget
+
+    junit = tmp_path / "junit.xml"
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--pyargs", "topkspec.suite",
+                                           "--hypothesis-profile", "ci", "--topk-target", "reference",
+                                           f"--junitxml={junit}")
+    result.assert_outcomes(passed=5)
+    budgets = {}
+    for case in ElementTree.parse(junit).iter("testcase"):
+        group = case.get("name").split("[")[1].rstrip("]")
+        props = {p.get("name"): int(p.get("value")) for p in case.iter("property")}
+        budgets[group] = props["topkspec_budget"]
+        assert props["topkspec_examples"] >= props["topkspec_budget"], f"{group}: {props}"
+    expected = split_budget(PROFILES["ci"]["max_examples"], ["valid", "nan", "metamorphic", "invalid", "deterministic"])
+    assert budgets == expected, f"per-group budgets: expected {expected}, got {budgets}"
+    assert sum(budgets.values()) == 200, f"a ci run is 200 examples, got {sum(budgets.values())}"

@@ -68,25 +68,31 @@ class TopKSession:
         self.reports = 0
         self.reported = set()  # (target, rule, failure class) already written
 
-    def run_group(self, group: str) -> None:
-        """Check one property group under the loaded Hypothesis settings; on failure write
-        its report (when asked) and fail the test."""
+    def run_group(self, group: str):
+        """Check one property group under the loaded Hypothesis settings, whose max_examples
+        is the budget of the whole suite run, shared among the groups as `topkspec fuzz`
+        shares it; on failure write its report (when asked) and fail the test. Returns the
+        group's RunResult."""
         from hypothesis import settings
 
         from topkspec.reports import write_report
-        from topkspec.runner import KeyedDatabase, RunResult, group_test, plan_groups
+        from topkspec.runner import KeyedDatabase, RunResult, group_test, plan_groups, split_budget
 
         groups = plan_groups(self.target, self.profile, strict_doc=self.strict_doc)
         if group not in groups:
             pytest.skip(f"{group} does not apply to {self.target.name} at {self.profile}")
+        budget = settings.default.max_examples
+        share = split_budget(budget, list(groups))[group]
         result = RunResult(target=self.target.name, version=self.target.version(), profile=self.profile,
-                           settings_profile=None, seed=None, max_examples=settings.default.max_examples)
-        result.budgets[group] = settings.default.max_examples
+                           settings_profile=None, seed=None, max_examples=budget)
+        result.budgets[group] = share
         strategy, body = groups[group]
         test, ctx = group_test(self.target, result, group, strategy, body, strict_doc=self.strict_doc)
+        database = None
         if settings.default.database is not None:
             key = f"{self.target.name}|{self.profile}|{group}"
-            test = settings(database=KeyedDatabase(settings.default.database, key))(test)
+            database = KeyedDatabase(settings.default.database, key)
+        test = settings(settings.default, max_examples=share, database=database)(test)
         try:
             test()
         except Exception:
@@ -101,6 +107,7 @@ class TopKSession:
             pytest.fail(f"topkspec: {group} judged too little: {judged} of its {ran} examples "
                         f"(unsupported, refused as allowed or not runnable){': ' + reasons if reasons else ''}",
                         pytrace=False)
+        return result
 
     def close(self) -> None:
         self.target.close()
