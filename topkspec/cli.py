@@ -111,6 +111,8 @@ def cmd_fuzz(args) -> int:
                        progress=None if args.quiet else sys.stderr, strict_doc=args.strict_doc)
     result = run_fuzz(config)
     print(format_summary(result))
+    if result.interrupted:
+        print("topkspec: interrupted", file=sys.stderr)
     return result.exit_code
 
 

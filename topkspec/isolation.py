@@ -19,6 +19,7 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
 import time
 
 from topkspec.targets.base import AdapterError, Rejected, Target, describe_error
@@ -93,6 +94,21 @@ def _worker_main(conn, spec) -> None:
             conn.send(("adapter-error", f"{target.name}.{method}() raised {describe_error(exc)}"))
 
 
+class _ctrl_c_ignored:
+    """Ignore Ctrl-C while a worker starts: on POSIX the new process inherits the ignored
+    signal, so a Ctrl-C during its start-up (before _worker_main runs) prints no traceback
+    there. Only the main thread may change signal handlers; elsewhere this does nothing."""
+
+    def __enter__(self):
+        self.previous = None
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def __exit__(self, *exc):
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+
+
 def describe_exit(code) -> str:
     """A process exit status in words, POSIX and Windows alike."""
     if code is None:
@@ -148,7 +164,8 @@ class IsolatedTarget(Target):
         self._conn, child = context.Pipe()
         self._process = context.Process(target=_worker_main, args=(child, self.spec), daemon=True,
                                         name="topkspec-worker")
-        self._process.start()
+        with _ctrl_c_ignored():  # inherited by the new process until it ignores Ctrl-C itself
+            self._process.start()
         child.close()  # so the worker's end closing is seen here as EOF
         try:
             reply = self._answer(START_TIMEOUT)

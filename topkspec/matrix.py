@@ -79,6 +79,9 @@ def run_matrix(names, *, max_examples: int = 200, seed=None, profile=None, repor
             results[name] = run_fuzz(config)
         except RunError as exc:
             results[name] = str(exc)
+            continue
+        if results[name].interrupted:
+            break  # Ctrl-C: the table so far
     codes = {r.exit_code for r in results.values() if not isinstance(r, str)}
     status = 1 if 1 in codes else max(codes | {0})
     return format_matrix(results, out_dir), status

@@ -28,7 +28,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 
@@ -59,6 +59,7 @@ PROFILES_WITH_DATABASE = ("dev", "nightly")
 MIN_JUDGED_SHARE = 0.10
 # Exit code of a run that found nothing but judged too little (1 is "found something").
 EXIT_VACUOUS = 3
+EXIT_INTERRUPTED = 130
 
 # Crashing examples restart the worker, hanging ones cost the time limit: shrink them a little.
 MAX_CRASH_REPLAYS = 12
@@ -176,6 +177,7 @@ class RunResult:
     seconds: float = 0.0
     timing: Counter = field(default_factory=Counter)  # target_s, checks_s, body_s
     notes: list = field(default_factory=list)  # lines about how the run ran (isolation, ...)
+    interrupted: bool = False  # stopped by Ctrl-C: what it holds is the run so far
     judged: Counter = field(default_factory=Counter)  # per group: examples whose verdict counts
     budgets: dict = field(default_factory=dict)  # per group: its share of the budget
 
@@ -208,7 +210,10 @@ class RunResult:
 
     @property
     def exit_code(self) -> int:
-        """0 every property held, 1 something was found, 3 too little was judged to say."""
+        """0 every property held, 1 something was found, 3 too little was judged to say; 130
+        (as for SIGINT) when Ctrl-C stopped the run, whatever it had found."""
+        if self.interrupted:
+            return EXIT_INTERRUPTED
         if not self.ok:
             return 1
         return EXIT_VACUOUS if self.vacuous else 0
@@ -235,6 +240,37 @@ class RunConfig:
 
 
 # -- the run ----------------------------------------------------------------------------------
+
+class _CtrlC:
+    """Notes a Ctrl-C as well as raising KeyboardInterrupt: Hypothesis may fold an interrupt
+    that lands while it replays a failure into an error of its own (a flaky failure), and the
+    run must still stop. Installed in the main thread only (elsewhere it does nothing)."""
+
+    def __init__(self):
+        self.pressed = False
+        self.previous = None
+
+    def _handler(self, signum, frame):
+        self.pressed = True
+        raise KeyboardInterrupt
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGINT, self._handler)
+            if self.previous is signal.SIG_IGN:  # Ctrl-C is off here (a background job): keep it off
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+                self.previous = None
+        return self
+
+    def __exit__(self, *exc):
+        import signal
+
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+
 
 class Progress:
     """Progress lines on a stream: examples done, failures found (at most one per second)."""
@@ -552,6 +588,20 @@ def _settings_for(config: RunConfig):
     return values, database
 
 
+def _group_settings(config: RunConfig, values: dict, database, examples: int, key: str):
+    return settings(
+        max_examples=examples, deadline=None,
+        # a database (asked for) and derandomize exclude each other; --seed still repeats
+        derandomize=values.get("derandomize", False) and database is None,
+        database=None if database is None else KeyedDatabase(database, key),
+        suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
+        print_blob=values.get("print_blob", False),
+        # Hypothesis's own lines (a seed to add "to this test") name a test the user does not
+        # have: the summary and the reports say what happened instead.
+        verbosity=Verbosity.quiet,
+        phases=tuple(Phase) if config.shrink else tuple(p for p in Phase if p != Phase.shrink))
+
+
 def run_fuzz(config: RunConfig) -> RunResult:
     """Fuzz one target; see the module text. Raises RunError/TargetError for bad usage."""
     from topkspec import spec
@@ -573,22 +623,18 @@ def run_fuzz(config: RunConfig) -> RunResult:
             groups = {g: v for g, v in groups.items() if g in config.groups}
         progress = Progress(config.progress, budget)
         start = time.perf_counter()
-        shares = split_budget(budget, groups)
-        result.budgets.update(shares)
-        for group, examples in shares.items():
-            strategy, body = groups[group]
-            group_settings = settings(
-                max_examples=examples, deadline=None,
-                # a database (asked for) and derandomize exclude each other; --seed still repeats
-                derandomize=values.get("derandomize", False) and database is None,
-                database=None if database is None else KeyedDatabase(
-                    database, f"{target.name}|{profile}|{group}"),
-                suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
-                print_blob=values.get("print_blob", False),
-                phases=tuple(Phase) if config.shrink else tuple(p for p in Phase if p != Phase.shrink))
-            _run_group(target, result, group, strategy, body, group_settings, config.seed, progress,
-                       strict_doc=config.strict_doc)
-            progress.update(result, group, force=True)
+        with _CtrlC() as ctrl_c:
+            try:
+                for group, examples in split_budget(budget, groups).items():
+                    result.budgets[group] = examples
+                    _run_group(target, result, group, *groups[group], _group_settings(config, values, database,
+                               examples, f"{target.name}|{profile}|{group}"), config.seed, progress,
+                               strict_doc=config.strict_doc, ctrl_c=ctrl_c)
+                    if ctrl_c.pressed:  # an interrupt something swallowed: stop all the same
+                        raise KeyboardInterrupt
+                    progress.update(result, group, force=True)
+            except KeyboardInterrupt:  # Ctrl-C: stop, keep what was found, report it
+                result.interrupted = True
         result.seconds = time.perf_counter() - start
     finally:
         target.close()
@@ -636,7 +682,8 @@ def record_failure(result: RunResult, failure: Failure) -> bool:
     return True
 
 
-def _run_group(target, result, group, strategy, body, group_settings, seed, progress, *, strict_doc=False) -> None:
+def _run_group(target, result, group, strategy, body, group_settings, seed, progress, *, strict_doc=False,
+               ctrl_c=None) -> None:
     """Run one group; with both a seed and a database, first replay the saved failures
     (Hypothesis's @seed turns the database off for the seeded search)."""
     passes = [group_settings]
@@ -650,13 +697,19 @@ def _run_group(target, result, group, strategy, body, group_settings, seed, prog
         group_start = time.perf_counter()
         try:
             test()
+        except KeyboardInterrupt:
+            if ctx.last is not None:  # found before the interrupt (perhaps not fully shrunk)
+                record_failure(result, ctx.last)
+            raise
         except Exception as exc:  # the group's shrunk failure (or Hypothesis reporting it flaky)
             if isinstance(exc, unittest.SkipTest) and index < len(passes) - 1:
                 continue  # nothing saved for this group: on to the seeded search
-            if ctx.last is None:
-                result.errors.append((group, f"{type(exc).__name__}: {exc}"))
-            else:
+            if ctx.last is not None:
                 record_failure(result, ctx.last)
+            elif not (ctrl_c and ctrl_c.pressed):
+                result.errors.append((group, f"{type(exc).__name__}: {exc}"))
+            if ctrl_c and ctrl_c.pressed:  # the interrupt, folded by Hypothesis into its own error
+                raise KeyboardInterrupt from None
             return
         finally:
             result.timing["group_s"] += time.perf_counter() - group_start
@@ -670,6 +723,9 @@ def format_summary(result: RunResult) -> str:
              + (" (strict doc)" if result.strict_doc else "") + ", "
              f"{result.total_examples} examples in {result.seconds:.1f}s"
              + (f", seed {result.seed}" if result.seed is not None else "")]
+    if result.interrupted:
+        lines.append("interrupted (Ctrl-C): the run so far; failures found before the interrupt are "
+                     "reported, perhaps not fully shrunk")
     lines.extend(f"note: {note}" for note in result.notes)
     lines.append("examples per property:")
     for name, count in sorted(result.checks.items()):
@@ -691,7 +747,7 @@ def format_summary(result: RunResult) -> str:
     if result.not_runnable:
         lines.append(f"invalid descriptors drawn that no call can carry (see `topkspec validate`): "
                      f"{result.not_runnable}")
-    thin = result.thin_groups()
+    thin = [] if result.interrupted else result.thin_groups()
     for group, judged, ran in thin:
         lines.append(f"too little judged in group {group}: {judged} of its {ran} examples (fewer than "
                      f"{MIN_JUDGED_SHARE:.0%}; the rest unsupported, refused as allowed or not runnable)")
@@ -702,6 +758,8 @@ def format_summary(result: RunResult) -> str:
     elif thin:
         lines.append("failures: none found, but the run judged too little to say the properties hold "
                      f"(exit {EXIT_VACUOUS})")
+    elif result.interrupted:
+        lines.append("failures: none found before the interrupt")
     else:
         lines.append("failures: none, every property held")
     for name, count in sorted(result.failures_by_class().items()):
