@@ -87,7 +87,8 @@ def dml_tensor_fields(view, params, tables, ctx):
             if field not in tensor:
                 msgs.append(f"{name} is missing {field}")
         msgs += [f"{name} has unknown field {f}" for f in tensor if f not in allowed]
-        if "DataType" in tensor and tensor["DataType"] not in tables["dml_data_types"]:
+        data_type = tensor.get("DataType")
+        if "DataType" in tensor and not (isinstance(data_type, str) and data_type in tables["dml_data_types"]):
             msgs.append(f"{name}.DataType {tensor['DataType']!r} is not a DML_TENSOR_DATA_TYPE")
         if "Sizes" in tensor and not _uint_list(tensor["Sizes"]):
             msgs.append(f"{name}.Sizes must be a list of UINTs, got {tensor['Sizes']!r}")

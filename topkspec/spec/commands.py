@@ -56,6 +56,8 @@ def _read(path: str):
         raise InputError(f"{path} is not UTF-8 text (give an .onnx model a .onnx name)") from None
     except json.JSONDecodeError as exc:
         raise InputError(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise InputError(f"{path} is nested too deeply to be a TopK descriptor") from None
 
 
 def _verdict(desc, profile, strict_doc) -> dict:
@@ -92,8 +94,12 @@ def cmd_validate(args, out=None, err=None) -> int:
             parse_profile(args.profile)
         kind, content = _read(args.file)
         result = validate_document(kind, content, profile=args.profile, strict_doc=args.strict_doc)
+        text = json.dumps(result, indent=2)
     except (InputError, DescriptorError, ProfileError) as exc:
         err.write(f"topkspec: error: {exc}\n")
         return 2
-    out.write(json.dumps(result, indent=2) + "\n")
+    except RecursionError:  # a value nested deeper than copying or printing it allows
+        err.write(f"topkspec: error: {args.file} is nested too deeply to be a TopK descriptor\n")
+        return 2
+    out.write(text + "\n")
     return 0 if result["valid"] else 1
