@@ -131,3 +131,79 @@ def test_validate_a_list_of_descriptors(tmp_path):
     result = json.loads(out.stdout)
     assert [i["valid"] for i in result["items"]] == [True, False]
     assert result["violations"][0]["item"] == 1
+
+
+def _topk_model(tmp_path, k_tensor=None, *, opset=11, k_input=None, nodes=None):
+    """A model with one TopK whose input K is the initializer `k_tensor` (or the graph input
+    `k_input`, a ValueInfo), or no input K at all."""
+    pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])
+    outs = [helper.make_tensor_value_info(n, TensorProto.UNDEFINED, None) for n in ("v", "i")]
+    inputs, initializers = ["x"], []
+    attributes = {"axis": -1} if opset >= 10 else {"axis": -1, "k": 2}
+    if k_tensor is not None:
+        inputs.append(k_tensor.name)
+        initializers.append(k_tensor)
+    graph_inputs = [x]
+    if k_input is not None:
+        inputs.append(k_input.name)
+        graph_inputs.append(k_input)
+    node = helper.make_node("TopK", inputs, ["v", "i"], name="topk", **attributes)
+    graph = helper.make_graph(nodes if nodes is not None else [node], "g", graph_inputs, outs,
+                              initializer=initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    path = tmp_path / "model.onnx"
+    path.write_bytes(model.SerializeToString())
+    return path
+
+
+def _k_cases():
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    return {
+        "scalar K": (dict(k_tensor=helper.make_tensor("k", TensorProto.INT64, [], [2])), "onnx.k.single", "1-D"),
+        "2-D K": (dict(k_tensor=helper.make_tensor("k", TensorProto.INT64, [1, 1], [2])), "onnx.k.single", "1-D"),
+        "int32 K": (dict(k_tensor=helper.make_tensor("k", TensorProto.INT32, [1], [2])), "onnx.k.single",
+                    "tensor(int64)"),
+        "int32 K input": (dict(k_input=helper.make_tensor_value_info("k", TensorProto.INT32, [1])),
+                          "onnx.k.single", "tensor(int64)"),
+        "two values": (dict(k_tensor=helper.make_tensor("k", TensorProto.INT64, [2], [2, 1])), "onnx.k.single",
+                       "single value"),
+        "no K input": (dict(), "onnx.desc.fields", 'missing "k"'),
+        "K at opset 1": (dict(opset=1, k_tensor=helper.make_tensor("k", TensorProto.INT64, [1], [2])),
+                         "onnx.k.single", "no input K"),
+        "zero": (dict(k_tensor=helper.make_tensor("k", TensorProto.INT64, [1], [0])), "onnx.k.positive", "K is 0"),
+    }
+
+
+@pytest.mark.parametrize("what", ["scalar K", "2-D K", "int32 K", "int32 K input", "two values", "no K input",
+                                  "K at opset 1", "zero"])
+def test_validate_onnx_model_holds_k_to_a_1d_int64_tensor_with_one_positive_value(tmp_path, what):
+    changes, rule, words = _k_cases()[what]
+    out = run("validate", str(_topk_model(tmp_path, **changes)))
+    assert out.returncode == 1, f"{what}: expected exit 1, got {out.returncode}\n{out.stdout}{out.stderr}"
+    violations = json.loads(out.stdout)["violations"]
+    assert any(v["rule"] == rule and words in v["message"] for v in violations), \
+        f"{what}: expected {rule} saying {words!r}, got {violations}"
+
+
+def test_validate_onnx_model_with_a_good_k_is_valid(tmp_path):
+    from onnx import TensorProto, helper
+
+    out = run("validate", str(_topk_model(tmp_path, helper.make_tensor("k", TensorProto.INT64, [1], [2]))))
+    assert out.returncode == 0, f"{out.stdout}{out.stderr}"
+    out = run("validate", str(_topk_model(tmp_path, k_input=helper.make_tensor_value_info("k", TensorProto.INT64, [1]))))
+    assert out.returncode == 0, f"K as a graph input of int64[1]: {out.stdout}{out.stderr}"
+
+
+def test_validate_onnx_model_without_topk_says_so(tmp_path):
+    from onnx import helper
+
+    path = _topk_model(tmp_path, nodes=[helper.make_node("Identity", ["x"], ["v"]),
+                                        helper.make_node("Identity", ["x"], ["i"])])
+    out = run("validate", str(path))
+    assert out.returncode == 2 and "no TopK node" in out.stderr and out.stdout == "", \
+        f"expected exit 2 and one line, got {out.returncode}: {out.stdout}{out.stderr}"

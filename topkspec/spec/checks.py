@@ -230,7 +230,7 @@ def alignment(view, params, tables, ctx):
 
 # -- ONNX -----------------------------------------------------------------------------------
 
-_ONNX_KEYS = {"op_type", "opset", "X", "k", "attributes"}
+_ONNX_KEYS = {"op_type", "opset", "X", "k", "K", "attributes"}
 
 
 def onnx_fields(view, params, tables, ctx):
@@ -255,6 +255,13 @@ def onnx_fields(view, params, tables, ctx):
     attributes = view.get("attributes", {})
     if not isinstance(attributes, dict) or not all(_is_int(v) for v in attributes.values()):
         msgs.append(f"attributes must be an object of integer attributes, got {attributes!r}")
+    if "K" in view:
+        tensor = view["K"]
+        if not (isinstance(tensor, dict) and set(tensor) == {"dtype", "shape"} and isinstance(tensor["dtype"], str)
+                and isinstance(tensor["shape"], list)
+                and all(d is None or (_is_int(d) and d >= 0) for d in tensor["shape"])):
+            msgs.append(f'K must be an object with "dtype" (a type name) and "shape" (a list of non-negative '
+                        f"integers, null where unknown), got {tensor!r}")
     return msgs
 
 
@@ -285,9 +292,22 @@ def signed_axis_in_range(view, params, tables, ctx):
 
 def k_single(view, params, tables, ctx):
     k = view["k"]
+    msgs = []
     if isinstance(k, list) and len(k) != 1:
-        return [f"K must hold a single value, got {len(k)} values"]
-    return []
+        msgs.append(f"K must hold a single value, got {len(k)} values")
+    tensor = view.get("K")
+    if tensor is None:
+        return msgs
+    if tables["onnx_versions"][ctx["opset"]]["k_from"] != "input":
+        return msgs + [f"TopK-{ctx['opset']} has no input K (k is its attribute), but the node has one"]
+    if tensor["dtype"] != "int64":
+        msgs.append(f"K is a tensor of {tensor['dtype']}, must be tensor(int64)")
+    shape = tensor["shape"]
+    if len(shape) != 1:
+        msgs.append(f"K has {len(shape)} dimensions (shape {shape}), must be a 1-D tensor")
+    elif shape[0] is not None and shape[0] != 1:
+        msgs.append(f"K holds {shape[0]} values, must hold a single value")
+    return msgs
 
 
 def onnx_bool_attrs(view, params, tables, ctx):
@@ -315,12 +335,12 @@ CHECK_KINDS = {
     "strides_length": ("Each tensor in `tensors` that has Strides has as many Strides as Sizes.", strides_length),
     "total_size_min": ("Each tensor in `tensors` that has TotalTensorSizeInBytes has it at least the implied size: elements = product(Sizes) without Strides, else 1 + sum((size-1)*stride); bytes = elements * dml_data_type_sizes[DataType], rounded up to a multiple of `round_to`.", total_size_min),
     "alignment": ("Each tensor in `tensors` whose GuaranteedBaseOffsetAlignment is present and nonzero has it a power of two and at least `min`.", alignment),
-    "onnx_fields": ("op_type is 'TopK'; the only keys are op_type, opset, X, k, attributes; X is an object with only dtype (a string) and shape (a list of non-negative integers); k is an integer or a list of integers; attributes (optional) is an object of integers.", onnx_fields),
+    "onnx_fields": ("op_type is 'TopK'; the only keys are op_type, opset, X, k, K, attributes; X is an object with only dtype (a string) and shape (a list of non-negative integers); k is an integer or a list of integers; K (optional: the input tensor K as a model declares it) is an object with only dtype (a string) and shape (a list of non-negative integers or null where unknown); attributes (optional) is an object of integers.", onnx_fields),
     "onnx_attrs_allowed": ("Every attribute name is a key of onnx_versions[version].attributes, where version is the profile's resolved TopK version.", onnx_attrs_allowed),
     "onnx_k_attribute_matches": ("When the attributes have k, it equals k.", onnx_k_attribute_matches),
     "onnx_dtype_in_table": ("X.dtype (canonical name) is in onnx_versions[version][`column`].", onnx_dtype_in_table),
     "signed_axis_in_range": ("With r the length of X.shape, the axis attribute (default -1) is in [-r, r-1].", signed_axis_in_range),
-    "k_single": ("When k is a list it has exactly one element.", k_single),
+    "k_single": ("When k is a list it has exactly one element. When K is given: the version takes k from input K (onnx_versions[version].k_from is 'input'), K.dtype is 'int64', K.shape has exactly one entry, and that entry is 1 or null.", k_single),
     "onnx_bool_attrs": ("Each attribute in `attributes` that is present has a value in `values`.", onnx_bool_attrs),
 }
 

@@ -15,21 +15,39 @@ def _elem_names():
 
 
 def _constants(graph):
-    from onnx import numpy_helper
-
-    values = {init.name: numpy_helper.to_array(init) for init in graph.initializer}
+    """{name: TensorProto} of the initializers and Constant nodes' values."""
+    tensors = {init.name: init for init in graph.initializer}
     for node in graph.node:
         if node.op_type == "Constant":
             for attr in node.attribute:
                 if attr.name == "value":
-                    values[node.output[0]] = numpy_helper.to_array(attr.t)
-    return values
+                    tensors[node.output[0]] = attr.t
+    return tensors
+
+
+def _k_tensor(name, constants, types, elem_names, notes):
+    """The input K as the model declares it: {"dtype", "shape"} (null for an unknown size)."""
+    if name in constants:
+        tensor = constants[name]
+        return {"dtype": elem_names.get(tensor.data_type, f"onnx elem_type {tensor.data_type}"),
+                "shape": [int(d) for d in tensor.dims]}
+    declared = types.get(name)
+    if declared is None:
+        notes.append(f"the type and shape of input K ({name!r}) are unknown: not checked")
+        return None
+    if not declared.HasField("shape"):
+        notes.append(f"the shape of input K ({name!r}) is unknown: its rank is not checked")
+        shape = [None]
+    else:
+        shape = [d.dim_value if d.HasField("dim_value") else None for d in declared.shape.dim]
+    return {"dtype": elem_names.get(declared.elem_type, f"onnx elem_type {declared.elem_type}"), "shape": shape}
 
 
 def topk_nodes(raw: bytes):
-    """[(node name, ONNX descriptor, notes)] for every TopK node of the model."""
+    """[(node name, ONNX descriptor, notes)] for every TopK node of the model. A TopK whose
+    input K is missing has no "k" (a violation); the K tensor's type and shape go in "K"."""
     import onnx
-    from onnx import shape_inference
+    from onnx import numpy_helper, shape_inference
 
     from topkspec.spec.commands import InputError
 
@@ -61,14 +79,16 @@ def topk_nodes(raw: bytes):
         if tensor_type is None:
             raise InputError(f"{name}: the type of input {node.input[0]!r} is unknown")
         dtype = elem_names.get(tensor_type.elem_type, f"onnx elem_type {tensor_type.elem_type}")
+        k_name = node.input[1] if len(node.input) > 1 and node.input[1] else None
+        k_tensor = _k_tensor(k_name, constants, types, elem_names, notes) if k_name else None
         if opset < 10:
-            k = attributes.get("k")
-        elif len(node.input) > 1 and node.input[1] in constants:
-            k = [int(v) for v in constants[node.input[1]].reshape(-1)]
+            k = attributes.get("k")  # a missing attribute k is a violation (onnx.desc.fields)
+        elif k_name is None:
+            k = None  # no input K: a violation (onnx.desc.fields)
+        elif k_name in constants:
+            k = [int(v) for v in numpy_helper.to_array(constants[k_name]).reshape(-1)]
             k = k[0] if len(k) == 1 else k
         else:
-            k = None
-        if k is None:
             notes.append("k is not a constant: k rules are not checked")
             k = 1
         shape = []
@@ -78,7 +98,12 @@ def topk_nodes(raw: bytes):
             else:
                 notes.append(f"dimension {i} of X is not fixed: bounds against it are not checked")
                 shape.append(max(k if isinstance(k, int) else 1, 1))
-        desc = {"op_type": "TopK", "opset": opset, "X": {"dtype": dtype, "shape": shape}, "k": k,
-                "attributes": attributes}
+        desc = {"op_type": "TopK", "opset": opset, "X": {"dtype": dtype, "shape": shape}, "attributes": attributes}
+        if k is not None:
+            desc["k"] = k
+        if k_tensor is not None:
+            desc["K"] = k_tensor
         found.append((name, desc, notes))
+    if not found:
+        raise InputError("the model has no TopK node (of the default ONNX domain): nothing to validate")
     return found

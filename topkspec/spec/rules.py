@@ -213,7 +213,7 @@ RULE_LIST = [
          _src(SEED_001, "TopK - 11: Attributes (axis)"), DOCUMENTED, "onnx", ("TopK",),
          check={"kind": "signed_axis_in_range"}, requires=("onnx.desc.fields",)),
     Rule("onnx.k.single",
-         "K is a 1-D tensor holding a single value (the JSON k is one integer or a one-element list).",
+         "K is a 1-D int64 tensor holding a single value (the JSON k is one integer or a one-element list; `K`, when given, is the input tensor as a model declares it).",
          _src(SEED_001, "Inputs (K)"), DOCUMENTED, "onnx", ("TopK",),
          check={"kind": "k_single"}, requires=("onnx.desc.fields",)),
     Rule("onnx.k.positive",
