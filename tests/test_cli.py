@@ -169,3 +169,9 @@ def test_a_run_that_judged_nothing_exits_3(capsys):
     code, out, err = fuzz(capsys, "--target", f"{broken}:NothingSupported", "--max-examples", "20", "--seed", "0")
     assert code == 3, f"exit code: expected 3 (judged nothing), got {code}\n{out}{err}"
     assert "judged too little" in out, out
+
+
+def test_a_profile_without_any_topk_is_bad_usage(capsys):
+    code = main(["fuzz", "--target", "reference", "--spec", "dml:1.0", "--quiet"])
+    out, err = capsys.readouterr()
+    assert code == 2 and "no TopK operator exists at dml:1.0" in err, f"exit {code}: {err}"

@@ -101,7 +101,7 @@ def test_uint64_indices_from_5_0_only():
 
 
 def test_top_k_has_an_older_float_only_row():
-    desc = _four_d(dml_base("TOP_K", level="1_0"))
+    desc = _four_d(dml_base("TOP_K", level="2_0"))
     assert spec.validate(desc) == []
     desc["Desc"]["InputTensor"]["DataType"] = desc["Desc"]["OutputValueTensor"]["DataType"] = "INT32"
     assert [f.rule for f in spec.validate(desc)] == ["dml.dtype.value_supported"]
@@ -207,3 +207,23 @@ def test_missing_or_malformed_tensor_member_reports_desc_fields_only():
     desc = dml_base()
     desc["Desc"]["InputTensor"] = [2, 3, 5]
     assert [f.rule for f in spec.validate(desc)] == ["dml.desc.fields"]
+
+
+@pytest.mark.parametrize("level, ok", [("DML_FEATURE_LEVEL_1_0", False), ("DML_FEATURE_LEVEL_2_0", True)])
+def test_top_k_arrives_at_feature_level_2_0_as_its_page_says(level, ok):
+    desc = _four_d(dml_base("TOP_K", level=level))  # 4-D, as the 2_0 table has it
+    rules = {f.rule for f in spec.validate(desc)}
+    assert rules == (set() if ok else {"dml.operator.available"}), f"TOP_K at {level}: {rules}"
+
+
+@pytest.mark.parametrize("data_type, value, ok", [
+    ("FLOAT32", 4, True), ("FLOAT32", 8, True), ("FLOAT32", 2, False), ("FLOAT32", 12, False),
+    ("UINT8", 1, True), ("FLOAT16", 2, True), ("INT64", 4, False), ("INT64", 8, True), ("UINT32", 16, True),
+])
+def test_alignment_is_a_power_of_two_at_least_the_element_size(data_type, value, ok):
+    desc = dml_base()
+    for name in ("InputTensor", "OutputValueTensor"):
+        desc["Desc"][name]["DataType"] = data_type
+    desc["Desc"]["InputTensor"]["GuaranteedBaseOffsetAlignment"] = value
+    rules = {f.rule for f in spec.validate(desc)}
+    assert rules == (set() if ok else {"dml.tensor.alignment"}), f"{data_type} aligned to {value}: {rules}"

@@ -22,7 +22,7 @@ from topkspec.strategies import (
 from topkspec.strategies.tensors import collision_pairs
 from topkspec.strategies.invalid import CASE_RULES, IMPOSSIBLE_RULES, carries_cases
 
-PROFILES = spec.STANDARD_PROFILES + ("dml:1.0",)
+PROFILES = spec.STANDARD_PROFILES + ("dml:2.0",)
 FAST = settings(max_examples=40, derandomize=True, database=None, deadline=None,
                 suppress_health_check=list(HealthCheck))
 
@@ -161,7 +161,7 @@ def test_invalid_descriptors_refuses_what_it_cannot_break():
     with pytest.raises(ValueError, match="no descriptor check"):
         invalid_descriptors("dml:5.0", "out.order")
     with pytest.raises(ValueError, match="cannot be broken"):
-        invalid_descriptors("dml:1.0", "dml.direction.enum")  # TOP_K1 does not exist at 1_0
+        invalid_descriptors("dml:2.0", "dml.direction.enum")  # TOP_K1 does not exist at 2_0
     with pytest.raises(ValueError, match="cannot be broken"):
         invalid_descriptors("onnx:11", "onnx.attr.k_matches")  # k is no attribute after TopK-1
 

@@ -615,6 +615,9 @@ def run_fuzz(config: RunConfig) -> RunResult:
     target = resolve_target(config.target, isolate=config.isolate, timeout=config.timeout, notes=notes)
     try:
         profile = spec.parse_profile(config.profile or target.default_profile).name
+        if not spec.ops(profile):
+            raise RunError(f"no TopK operator exists at {profile} (the earliest is TOP_K, at DirectML feature "
+                           f"level 2_0)")
         result = RunResult(target=target.name, version=target.version(), profile=profile,
                            settings_profile=config.settings_profile, seed=config.seed, max_examples=budget,
                            notes=notes, strict_doc=config.strict_doc)

@@ -221,10 +221,12 @@ def total_size_min(view, params, tables, ctx):
 def alignment(view, params, tables, ctx):
     msgs = []
     for name in params["tensors"]:
-        value = _body(view)[name].get("GuaranteedBaseOffsetAlignment", 0)
-        if value and (value < params["min"] or value & (value - 1)):
-            msgs.append(f"{name}.GuaranteedBaseOffsetAlignment is {value}, must be 0 or a power of two "
-                        f"of at least {params['min']}")
+        tensor = _body(view)[name]
+        value = tensor.get("GuaranteedBaseOffsetAlignment", 0)
+        size = tables["dml_data_type_sizes"][tensor["DataType"]]
+        if value and (value < size or value & (value - 1)):
+            msgs.append(f"{name}.GuaranteedBaseOffsetAlignment is {value}, must be 0 or a power of two at least "
+                        f"as large as the element size ({size} bytes for {tensor['DataType']})")
     return msgs
 
 
@@ -334,7 +336,7 @@ CHECK_KINDS = {
     "same_sizes": ("The tensors in `tensors` have equal Sizes.", same_sizes),
     "strides_length": ("Each tensor in `tensors` that has Strides has as many Strides as Sizes.", strides_length),
     "total_size_min": ("Each tensor in `tensors` that has TotalTensorSizeInBytes has it at least the implied size: elements = product(Sizes) without Strides, else 1 + sum((size-1)*stride); bytes = elements * dml_data_type_sizes[DataType], rounded up to a multiple of `round_to`.", total_size_min),
-    "alignment": ("Each tensor in `tensors` whose GuaranteedBaseOffsetAlignment is present and nonzero has it a power of two and at least `min`.", alignment),
+    "alignment": ("Each tensor in `tensors` whose GuaranteedBaseOffsetAlignment is present and nonzero has it a power of two and at least dml_data_type_sizes[DataType] (the element size in bytes).", alignment),
     "onnx_fields": ("op_type is 'TopK'; the only keys are op_type, opset, X, k, K, attributes; X is an object with only dtype (a string) and shape (a list of non-negative integers); k is an integer or a list of integers; K (optional: the input tensor K as a model declares it) is an object with only dtype (a string) and shape (a list of non-negative integers or null where unknown); attributes (optional) is an object of integers.", onnx_fields),
     "onnx_attrs_allowed": ("Every attribute name is a key of onnx_versions[version].attributes, where version is the profile's resolved TopK version.", onnx_attrs_allowed),
     "onnx_k_attribute_matches": ("When the attributes have k, it equals k.", onnx_k_attribute_matches),

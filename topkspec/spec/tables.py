@@ -57,7 +57,7 @@ DML_SUPPORT = {
          "index_types": ["UINT32", "UINT64"], "sources": [SEED_003]},
     ],
     "TOP_K": [
-        {"since": "1_0", "ranks": [4], "value_types": ["FLOAT32", "FLOAT16"],
+        {"since": "2_0", "ranks": [4], "value_types": ["FLOAT32", "FLOAT16"],
          "index_types": ["UINT32"], "sources": [DML_TOP_K_PAGE]},
         {"since": "2_1", "ranks": [4], "value_types": _EIGHT, "index_types": ["UINT32"],
          "sources": [DML_TOP_K_PAGE]},

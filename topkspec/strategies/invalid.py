@@ -357,7 +357,9 @@ def _dml_alignment(prof):
         case = draw(_small_cases(prof))
         desc = spec.descriptor(case)
         name = draw(st.sampled_from(_TENSORS))
-        value = draw(st.sampled_from([1, 2, 4, 8, 3, 24, 48, 100]))
+        size = spec.checks.DML_DATA_TYPE_SIZES[desc["Desc"][name]["DataType"].replace("DML_TENSOR_DATA_TYPE_", "")]
+        below = [p for p in (1, 2, 4) if p < size]  # powers of two smaller than the element
+        value = draw(st.sampled_from(below + [3, 24, 48, 100]))
         desc["Desc"][name]["GuaranteedBaseOffsetAlignment"] = value
         return _draw(prof, desc, {"dml.tensor.alignment"}, f"{name}.GuaranteedBaseOffsetAlignment = {value}")
     return draw()
