@@ -227,3 +227,18 @@ def test_alignment_is_a_power_of_two_at_least_the_element_size(data_type, value,
     desc["Desc"]["InputTensor"]["GuaranteedBaseOffsetAlignment"] = value
     rules = {f.rule for f in spec.validate(desc)}
     assert rules == (set() if ok else {"dml.tensor.alignment"}), f"{data_type} aligned to {value}: {rules}"
+
+
+@pytest.mark.parametrize("rule_id, says", [
+    ("onnx.k.positive", "TopK-1"), ("onnx.axis.range", "TopK-10"), ("out.order", "TopK-10"),
+    ("out.nan.unspecified", "stated by neither text"),
+])
+def test_rules_a_text_does_not_state_everywhere_are_interpretations(rule_id, says):
+    rule = spec.RULES[rule_id]
+    assert rule.status == spec.INTERPRETATION, f"{rule_id}: expected interpretation, got {rule.status}"
+    assert says in rule.reason, f"{rule_id}: the reason must say where the text is silent ({says!r}): {rule.reason}"
+
+
+def test_zero_sizes_are_documented():
+    rule = spec.RULES["dml.tensor.sizes_positive"]
+    assert rule.status == spec.DOCUMENTED and "size of zero in any dimension is invalid" in rule.reason, rule
