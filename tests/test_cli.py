@@ -175,3 +175,13 @@ def test_a_profile_without_any_topk_is_bad_usage(capsys):
     code = main(["fuzz", "--target", "reference", "--spec", "dml:1.0", "--quiet"])
     out, err = capsys.readouterr()
     assert code == 2 and "no TopK operator exists at dml:1.0" in err, f"exit {code}: {err}"
+
+
+def test_matrix_says_when_an_adapter_broke(capsys, tmp_path):
+    broken = os.path.join(REPO, "tests", "plugins", "broken_adapters.py")
+    code = main(["matrix", "--targets", f"{broken}:attribute_error", "--max-examples", "20", "--seed", "0",
+                 "--out", str(tmp_path / "matrix.md"), "--report-dir", str(tmp_path / "reports")])
+    capsys.readouterr()
+    text = (tmp_path / "matrix.md").read_text()
+    assert code == 1, f"matrix exit code: expected 1, got {code}\n{text}"
+    assert "its adapter broke (no verdict on the runtime)" in text and "no_such_attribute" in text, text

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from topkspec.failures import ADAPTER_ERROR
 from topkspec.reports import slug
 
 
@@ -53,9 +54,12 @@ def format_matrix(results: dict, out_dir: str = ".") -> str:
         else:
             gaps = sum(result.unsupported.values())
             thin = ", ".join(f"{group} {judged} of {ran}" for group, judged, ran in result.thin_groups())
+            broken = [f for f in result.failures if f.failure_class == ADAPTER_ERROR]
             lines.append(f"- `{name}`: {result.version}, spec {result.profile}, {result.total_examples} examples"
                          + (f", {gaps} drawn cases outside what it supports" if gaps else "")
-                         + (f"; too little judged ({thin}): no verdict" if thin else ""))
+                         + (f"; too little judged ({thin}): no verdict" if thin else "")
+                         + (f"; its adapter broke (no verdict on the runtime): {broken[0].violation.actual}"
+                            if broken else ""))
     return "\n".join(lines) + "\n"
 
 
