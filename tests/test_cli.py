@@ -43,8 +43,8 @@ def test_a_planted_bug_is_found_reported_and_reproduced(capsys, tmp_path):
     names = sorted(p.name for p in folder.iterdir())
     assert names == ["case.json", "inputs.npz", "report.md", "repro.py"], f"report folder {folder.name}: {names}"
     report = (folder / "report.md").read_text()
-    for part in ("# TopK wrong result", "## Rules broken", "## The case (shrunk)", "## Expected and actual",
-                 "**≠**", "## How to reproduce", "one_based_indices"):
+    for part in ("# one_based_indices (planted_bugs.py) returns indices counted from 1", "## The rule",
+                 "## The case", "## Expected and actual", "**≠**", "## Reproduce", "## Environment"):
         assert part in report, f"report.md lacks {part!r}:\n{report}"
     case = json.loads((folder / "case.json").read_text())
     assert case["violation"]["failure_class"] == "wrong result", f"case.json: {case['violation']}"
@@ -53,7 +53,7 @@ def test_a_planted_bug_is_found_reported_and_reproduced(capsys, tmp_path):
     done = run_repro(folder / "repro.py")
     assert done.returncode == 1, f"repro.py against the bug: expected exit 1, got {done.returncode}\n{done.stdout}{done.stderr}"
     fixed = folder / "repro_fixed.py"
-    fixed.write_text((folder / "repro.py").read_text().replace(":one_based_indices", ":CORRECT"))
+    fixed.write_text((folder / "repro.py").read_text().replace("module.one_based_indices", "module.CORRECT"))
     done = run_repro(fixed)
     assert done.returncode == 0, f"repro.py against the fix: expected exit 0, got {done.returncode}\n{done.stdout}{done.stderr}"
 

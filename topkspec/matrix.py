@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from topkspec.reports import slug
+from topkspec.report import slug
 
 
 def _rules_checked(result) -> dict:

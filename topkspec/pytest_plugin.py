@@ -70,7 +70,7 @@ class TopKSession:
         its report (when asked) and fail the test."""
         from hypothesis import settings
 
-        from topkspec.reports import write_report
+        from topkspec.report import write_report
         from topkspec.runner import KeyedDatabase, RunResult, group_test, plan_groups
 
         groups = plan_groups(self.target, self.profile)

@@ -469,7 +469,7 @@ def run_fuzz(config: RunConfig) -> RunResult:
     finally:
         target.close()
     if config.report_dir:
-        from topkspec.reports import write_reports
+        from topkspec.report import write_reports
         write_reports(result, config.report_dir, target_spec=config.target, timeout=config.timeout)
     return result
 
