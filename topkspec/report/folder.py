@@ -97,7 +97,7 @@ def write_report(failure, result, directory: str, *, target_spec=None, index: in
     stack = writer.stack(target, case, spec_text)
     title = title_of(stack, failure)
     quoted = citations(failure.rule, failure.case)
-    rule_line = (f'Rule: "{quoted[0]["quote"]}" ({quoted[0]["title"]}, {quoted[0]["section"]})'
+    rule_line = (f'{quoted[0]["title"]}, {quoted[0]["section"]}: {quoted[0]["quote"]}'
                  if quoted else f"Rule {failure.rule}")
     repro = repro_source(failure, relation, writer=writer, target=target, target_spec=spec_text, title=title,
                          rule_line=rule_line, why=_why(failure, quoted), timeout=timeout,

@@ -77,19 +77,18 @@ def expected_and_actual(failure, relation: str, stack, timeout: float) -> list[s
 
 
 def summary(failure, relation: str, stack) -> str:
-    """The opening sentences: what the runtime was given and what it did, in plain words."""
+    """The opening sentence: the case, what the runtime did, in plain words."""
     v, case = failure.violation, failure.case
-    given = f"{stack.label} was given {case_text(case)}."
+    given = f"With {case_text(case)}, {stack.label}"
     last = next((o for o in reversed(failure.outputs) if o is not None), None)
     if relation == "reject":
         returned = f"returned {_output(last)}" if last else "returned a result"
-        return f"{given} It {returned} instead of an error, though the case breaks the rule below."
+        return f"{given} {returned} instead of an error, though the case breaks the rule below."
     if relation == "accept":
-        return f"{given} It refused it ({v.actual}), though the case is valid at `{case.profile}`."
+        return f"{given} refused the case ({v.actual}), though it is valid at `{case.profile}`."
     if relation in ("crash", "hang"):
-        return f"{given} {'The process died' if relation == 'crash' else 'It did not answer'}: {v.actual}"
-    text = message_of(v)
-    return f"{given} {text[0].upper() + text[1:]}."
+        return f"{given} {'killed its process' if relation == 'crash' else 'did not answer'}: {v.actual}"
+    return f"{given} broke the rule below: {message_of(v)}."
 
 
 def environment(stack) -> list[str]:
