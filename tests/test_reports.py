@@ -205,3 +205,30 @@ def test_a_target_kind_plugs_in_its_own_repro_program_and_stack(tmp_path):
     assert "npu_topk(x, k, axis)  # on NPU 0" in repro and "Needs numpy and the NPU driver" in repro, repro
     assert report.startswith("# NPU runtime TopK-11 (NPU 0) returns a wrong result"), report.splitlines()[0]
     assert "npu 2.1" in report and "- compiled with -O2" in report, f"stack description:\n{report}"
+
+
+class _TwoOperators(Target):
+    name = "two-operators"
+    repro_kind = "two-operators"
+
+
+@pytest.mark.parametrize("top_k_body, exit_code", [
+    ("order = np.argsort(-x, kind='stable')", 0),  # DML_TOP_K as DML_TOP_K1 DECREASING: agree
+    ("order = np.argsort(-x, kind='stable') if op == 'TOP_K1' else np.argsort(-x, kind='stable')[::-1]", 1),
+])
+def test_a_writer_that_takes_the_operator_compares_top_k_with_top_k1(tmp_path, top_k_body, exit_code):
+    template = tmp_path / "two.tmpl"
+    template.write_text("def topk(x, k, axis, op):\n    $body\n    return x[order[:k]], order[:k]\n")
+    register_repro_writer("two-operators", ReproWriter(
+        template=template, needs="numpy", fill=lambda target, case, spec: {"body": top_k_body},
+        stack=lambda target, case, spec: Stack("Two", "DML_TOP_K1", "GPU"), takes_op=True))
+    case = Case("dml:5.0", "TOP_K1", "float32", (3,), 0, 2, index_dtype="uint32")
+    x = np.array([1, 1, 1], np.float32)
+    violation = Violation("out.topk_equals_topk1", "out.topk_equals_topk1: differ", expected=0, actual=1)
+    failure = make_failure(case, x, [None, None], violation, target="two-operators",
+                           calls=[(case, x), (case.with_(op="TOP_K"), x)])
+    folder = write_report(failure, make_result("dml:5.0"), str(tmp_path), target_spec=_TwoOperators())
+    repro = read(folder, "repro.py")
+    assert 'topk(X, K, AXIS, op="TOP_K1")' in repro and 'topk(X, K, AXIS, op="TOP_K")' in repro, repro
+    done = run_program(os.path.join(folder, "repro.py"))
+    assert done.returncode == exit_code, f"expected exit {exit_code}, got {done.returncode}\n{done.stdout}{done.stderr}"

@@ -100,8 +100,7 @@ def write_report(failure, result, directory: str, *, target_spec=None, index: in
     rule_line = (f'{quoted[0]["title"]}, {quoted[0]["section"]}: {quoted[0]["quote"]}'
                  if quoted else f"Rule {failure.rule}")
     repro = repro_source(failure, relation, writer=writer, target=target, target_spec=spec_text, title=title,
-                         rule_line=rule_line, why=_why(failure, quoted), timeout=timeout,
-                         index_type=getattr(target, "index_dtype", None) if target is not None else None)
+                         rule_line=rule_line, why=_why(failure, quoted), timeout=timeout)
     document = {
         "title": title, "target": failure.target, "target_spec": spec_text,
         "version": result.version, "profile": result.profile, "group": failure.group,

@@ -107,7 +107,7 @@ _PAIRS = {
 }
 
 
-def _data(relation: str, calls, failure) -> tuple[list[str], set, dict]:
+def _data(relation: str, calls, takes_op: bool) -> tuple[list[str], set, dict]:
     """The data lines, the names they need, and the check's template values."""
     case, x = calls[0]
     lines, needs = [], set()
@@ -133,18 +133,21 @@ def _data(relation: str, calls, failure) -> tuple[list[str], set, dict]:
         lines.append("X2 = np.ascontiguousarray(np.moveaxis(X, AXIS % X.ndim, MOVED_TO))")
     if relation in _PAIRS:
         pair, what, fixed = _PAIRS[relation]
+        if relation == "same" and takes_op:
+            pair = 'expected = topk(X, K, AXIS, op="TOP_K1")  # DECREASING\nactual = topk(X, K, AXIS, op="TOP_K")'
         values = {"pair": pair, "what": what, "fixed": fixed}
     return lines, needs, values
 
 
 def repro_source(failure, relation: str, *, writer, target, target_spec, title: str, rule_line: str,
-                 why: str, timeout: float, index_type: str | None) -> str:
+                 why: str, timeout: float) -> str:
     """The whole repro.py."""
     calls = calls_for(failure, relation)
     case, x = calls[0]
-    data, needs, check_values = _data(relation, calls, failure)
+    data, needs, check_values = _data(relation, calls, writer.takes_op)
     template = writer.template(case) if callable(writer.template) else writer.template
     runtime = render(template, **writer.fill(target, case, target_spec))
+    index_type = (getattr(target, "index_dtype", None) or case.index_dtype) if writer.checks_index_type else None
     if index_type:
         check_values.update(index_type_test=f' or indices.dtype != np.{index_type}',
                             index_type_text=f"{dtypes.name_of(np.asarray(x).dtype)} values and {index_type} indices")

@@ -42,12 +42,19 @@ class ReproWriter:
     """template: a file name under topkspec/report/templates/, a path or Traversable of a
     target's own, or a function of the case returning one; fill(target, case, target_spec) ->
     the template's values; stack(target, case, target_spec) -> Stack; needs: what the program
-    imports, for its docstring."""
+    imports, for its docstring.
+
+    The template defines `topk(x, k, axis)` returning numpy (values, indices), or, with
+    `takes_op`, `topk(x, k, axis, op="TOP_K1")` so a repro can compare DML_TOP_K with DML_TOP_K1.
+    `checks_index_type`: the program holds the indices to the target's index type (or the
+    case's); off for plain functions, whose indices the suite converts."""
 
     template: object
     needs: str
     fill: Callable
     stack: Callable
+    takes_op: bool = False
+    checks_index_type: bool = True
 
 
 _WRITERS: dict[str, ReproWriter] = {}
@@ -297,7 +304,7 @@ def _register_builtins() -> None:
         "jax": ReproWriter(_jax_template, "numpy and jax", _jax_fill, _jax_stack),
         "openvino": ReproWriter("openvino.tmpl", "numpy and openvino", _openvino_fill, _openvino_stack),
         "callable": ReproWriter("callable.tmpl", "numpy and the function's own module", _callable_fill,
-                                _callable_stack),
+                                _callable_stack, checks_index_type=False),
         "adapter": ReproWriter("adapter.tmpl", "numpy and topkspec (its adapter runs the target)",
                                _adapter_fill, _adapter_stack),
     }
