@@ -35,6 +35,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 from topkspec import dtypes, failures
 from topkspec.failures import Violation
 from topkspec.isolation import DEFAULT_TIMEOUT, IsolatedTarget, TargetCrashed, TargetHung
+from topkspec.summary import Progress, format_summary  # noqa: F401  (the run's progress and summary)
 from topkspec.targets.base import AdapterError, Rejected, Target, describe_error
 
 DEFAULT_DATABASE = os.path.join(".topkspec", "examples")
@@ -270,27 +271,6 @@ class _CtrlC:
 
         if self.previous is not None:
             signal.signal(signal.SIGINT, self.previous)
-
-
-class Progress:
-    """Progress lines on a stream: examples done, failures found (at most one per second)."""
-
-    def __init__(self, stream, total: int):
-        self.stream = stream
-        self.total = total
-        self.last = 0.0
-
-    def update(self, result: RunResult, group: str, force: bool = False) -> None:
-        if self.stream is None:
-            return
-        now = time.monotonic()
-        if not force and now - self.last < 1.0:
-            return
-        self.last = now
-        # Shrinking a failure runs examples beyond the budget, so the count may pass it.
-        self.stream.write(f"topkspec: [{group}] {result.total_examples} examples (budget {self.total}), "
-                          f"{len(result.failures)} failure(s)\n")
-        self.stream.flush()
 
 
 def _check_names() -> dict:
@@ -624,12 +604,12 @@ def run_fuzz(config: RunConfig) -> RunResult:
         groups = plan_groups(target, profile, strict_doc=config.strict_doc)
         if config.groups is not None:
             groups = {g: v for g, v in groups.items() if g in config.groups}
-        progress = Progress(config.progress, budget)
+        progress = Progress(config.progress, budget, label=target.name)
         start = time.perf_counter()
+        result.budgets = split_budget(budget, groups)
         with _CtrlC() as ctrl_c:
             try:
-                for group, examples in split_budget(budget, groups).items():
-                    result.budgets[group] = examples
+                for group, examples in result.budgets.items():
                     _run_group(target, result, group, *groups[group], _group_settings(config, values, database,
                                examples, f"{target.name}|{profile}|{group}"), config.seed, progress,
                                strict_doc=config.strict_doc, ctrl_c=ctrl_c)
@@ -642,7 +622,7 @@ def run_fuzz(config: RunConfig) -> RunResult:
     finally:
         target.close()
     if config.report_dir:
-        from topkspec.reports import write_reports
+        from topkspec.report import write_reports
         write_reports(result, config.report_dir, target_spec=config.target, timeout=config.timeout)
     return result
 
@@ -716,60 +696,3 @@ def _run_group(target, result, group, strategy, body, group_settings, seed, prog
             return
         finally:
             result.timing["group_s"] += time.perf_counter() - group_start
-
-
-# -- the summary ------------------------------------------------------------------------------
-
-def format_summary(result: RunResult) -> str:
-    """The end-of-run summary a person reads."""
-    lines = [f"topkspec fuzz: {result.target} ({result.version}), spec {result.profile}"
-             + (" (strict doc)" if result.strict_doc else "") + ", "
-             f"{result.total_examples} examples in {result.seconds:.1f}s"
-             + (f", seed {result.seed}" if result.seed is not None else "")]
-    if result.interrupted:
-        lines.append("interrupted (Ctrl-C): the run so far; failures found before the interrupt are "
-                     "reported, perhaps not fully shrunk")
-    lines.extend(f"note: {note}" for note in result.notes)
-    lines.append("examples per property:")
-    for name, count in sorted(result.checks.items()):
-        lines.append(f"  {name:<20} {count}")
-    lines.append("coverage per type and rank:")
-    by_type: dict = {}
-    for (dtype, rank), count in result.coverage.items():
-        by_type.setdefault(dtype, {})[rank] = count
-    for dtype in sorted(by_type):
-        ranks = ", ".join(f"rank {r}: {c}" for r, c in sorted(by_type[dtype].items()))
-        lines.append(f"  {dtype:<10} {ranks}")
-    if result.unsupported:
-        lines.append("unsupported cases by reason:")
-        for reason, count in result.unsupported.most_common():
-            lines.append(f"  {count:>5}  {reason}")
-    if result.refused_k_at_axis_size:
-        lines.append(f"DirectML K equal to the axis size refused (the text says K is less than the axis size; "
-                     f"not a failure, --strict-doc applies the text): {result.refused_k_at_axis_size}")
-    if result.not_runnable:
-        lines.append(f"invalid descriptors drawn that no call can carry (see `topkspec validate`): "
-                     f"{result.not_runnable}")
-    thin = [] if result.interrupted else result.thin_groups()
-    for group, judged, ran in thin:
-        lines.append(f"too little judged in group {group}: {judged} of its {ran} examples (fewer than "
-                     f"{MIN_JUDGED_SHARE:.0%}; the rest unsupported, refused as allowed or not runnable)")
-    if result.failures:
-        lines.append("failures by class:")
-    elif result.errors:
-        pass
-    elif thin:
-        lines.append("failures: none found, but the run judged too little to say the properties hold "
-                     f"(exit {EXIT_VACUOUS})")
-    elif result.interrupted:
-        lines.append("failures: none found before the interrupt")
-    else:
-        lines.append("failures: none, every property held")
-    for name, count in sorted(result.failures_by_class().items()):
-        lines.append(f"  {name:<28} {count}")
-    for failure in result.failures:
-        where = f" -> {failure.report_dir}" if failure.report_dir else ""
-        lines.append(f"  [{failure.failure_class}] {failure.rule}: {failure.case.describe()}{where}")
-    for group, message in result.errors:
-        lines.append(f"error in group {group} (a fault of the suite, not the target): {message}")
-    return "\n".join(lines)
