@@ -140,15 +140,18 @@ def _dml_tensor_fields(prof):
 
 
 def _dml_operator_available(prof):
-    # Only TOP_K1 has a level it is missing at (it arrives at 2_1); the descriptor names that level.
+    # A level below the operator's first (TOP_K arrives at 2_0, TOP_K1 at 2_1); the descriptor names it.
+    missing_at = {"TOP_K1": ["1_0", "2_0"], "TOP_K": ["1_0"]}
+
     @st.composite
     def draw(draw):
-        case = draw(_small_cases("dml:3.1", ops=["TOP_K1"]))
-        level = draw(st.sampled_from(["1_0", "2_0"]))
+        op = draw(st.sampled_from(sorted(missing_at, reverse=True)))
+        case = draw(_small_cases("dml:3.1", ops=[op]))
+        level = draw(st.sampled_from(missing_at[op]))
         desc = spec.descriptor(case)
         desc["FeatureLevel"] = "DML_FEATURE_LEVEL_" + level
         return _draw("dml:" + level.replace("_", "."), desc, {"dml.operator.available"},
-                     f"TOP_K1 at DML_FEATURE_LEVEL_{level}")
+                     f"{op} at DML_FEATURE_LEVEL_{level}")
     return draw()
 
 
