@@ -229,13 +229,19 @@ def resolve_target(spec, *, isolate: bool | None, timeout: float) -> Target:
     usable, why = target.available()
     if not usable:
         raise RunError(f"target {target.name} cannot run here: {why}")
-    if isolate is None:
-        isolate = target.native
+    if isolate is None:  # a target that runs its own worker process is not wrapped in another
+        isolate = target.native and not getattr(target, "isolates_itself", False)
     if not isolate:
+        if hasattr(target, "set_timeout"):
+            target.set_timeout(timeout)
         return target
     worker_spec = spec if isinstance(spec, str) else target
     target.close()
     return IsolatedTarget(worker_spec, timeout=timeout)
+
+
+class AmbiguousRefusal(Exception):
+    """A refusal the spec neither requires nor forbids: counted, never a failure."""
 
 
 class _Context:
@@ -293,6 +299,10 @@ class _Context:
         try:
             return self.raw_run(case, x)
         except Rejected as exc:
+            if case.family == "dml" and case.k == case.axis_size:
+                # dml.k.max is ambiguous there (the text says "less than"): failed neither way.
+                raise AmbiguousRefusal(f"refused K equal to the axis size, which the DirectML text "
+                                       f"forbids and dml.k.max allows: {exc}") from None
             raise Violation("out.valid_accepted",
                             f"out.valid_accepted: {case.describe()} is valid but was refused: {exc}",
                             failure_class=failures.REJECTS_VALID, expected="a result",
@@ -360,7 +370,9 @@ def _invalid_body(ctx: _Context, draw) -> None:
     from topkspec.properties import check_rejects_invalid
 
     if draw.case is None:
-        ctx.result.not_runnable += 1  # a broken tensor field, say: only `validate` judges it
+        verdict = _descriptor_verdict(ctx, draw)
+        if verdict is None:
+            ctx.result.not_runnable += 1  # a broken tensor field, say: only `validate` judges it
         return
     # A case the target does not implement at all (no kernel for the type) proves nothing
     # when refused: the refusal must come from the rule the draw breaks.
@@ -384,6 +396,52 @@ def _invalid_body(ctx: _Context, draw) -> None:
         raise fatal[0]
 
 
+def _descriptor_verdict(ctx: _Context, draw):
+    """For a target that takes descriptors as written (`check_descriptor`, e.g. directml): its
+    verdict on a broken descriptor no Case carries; None when it cannot be asked."""
+    check = getattr(ctx.target, "check_descriptor", None)
+    if check is None or not set(draw.rules) & set(getattr(ctx.target, "descriptor_rules", ())):
+        return None
+    start = time.perf_counter()
+    try:
+        verdict = ctx._guard(lambda: check(draw.descriptor), draw.case or _DescriptorOnly(draw),
+                             rule="out.invalid_rejected")
+    finally:
+        ctx.result.timing["target_s"] += time.perf_counter() - start
+    if verdict is None:
+        return None
+    ctx.count("rejects_invalid")
+    if verdict["accepted"]:
+        rules = ("out.invalid_rejected",) + tuple(sorted(draw.rules))
+        raise Violation(rules, f"out.invalid_rejected: the descriptor breaks {', '.join(sorted(draw.rules))} "
+                               f"({draw.how}) but was accepted ({verdict['detail']})",
+                        failure_class=failures.ACCEPTS_INVALID, expected="a refusal", actual=verdict["detail"])
+    return verdict
+
+
+class _DescriptorOnly:
+    """Stands for a Case where a broken descriptor cannot be read as one."""
+
+    def __init__(self, draw):
+        self.draw = draw
+
+    def describe(self) -> str:
+        return self.draw.describe()
+
+    def to_dict(self) -> dict:
+        return {"profile": self.draw.profile, "descriptor": self.draw.descriptor}
+
+
+def _case_of(draw):
+    """The Case a broken descriptor describes (its input, axis, K), else a stand-in naming it."""
+    from topkspec import spec
+
+    try:
+        return spec.case_from_descriptor(draw.descriptor, draw.profile)
+    except ValueError:
+        return _DescriptorOnly(draw)
+
+
 def plan_groups(target: Target, profile: str) -> dict:
     """{group: (strategy, body)} for the groups that apply to the target at `profile`."""
     from topkspec.properties import check_axis_moves, check_deterministic, check_prefix, check_topk_equals_topk1
@@ -402,8 +460,9 @@ def plan_groups(target: Target, profile: str) -> dict:
     # The rules in force without --strict-doc (a K equal to the axis size is valid).
     # Only breakages a call can carry; table rules only for targets that know the tables.
     tables = spec.parse_profile(profile).family in target.validates_tables
+    by_descriptor = set(getattr(target, "descriptor_rules", ()))  # reach the target without a Case
     breakable = [rule for rule in breakable_rules(profile, strict_doc=False)
-                 if carries_cases(profile, rule) and (tables or rule in IMPOSSIBLE_RULES)]
+                 if (carries_cases(profile, rule) or rule in by_descriptor) and (tables or rule in IMPOSSIBLE_RULES)]
     if target.validates and breakable:
         groups["invalid"] = (st.one_of([invalid_descriptors(profile, rule) for rule in breakable]), _invalid_body)
     groups["deterministic"] = (case_and_input(profile, allow_nan=True), _metamorphic_body([check_deterministic]))
@@ -489,9 +548,13 @@ def group_test(target, result, group, strategy, body, *, progress=None):
         start = time.perf_counter()
         try:
             body(ctx, data)
+        except AmbiguousRefusal as exc:
+            result.unsupported[str(exc).split(": ", 1)[0]] += 1
         except Violation as violation:
             draw = data if group == "invalid" else None
             case = draw.case if draw is not None else ctx.judged(data[0])
+            if case is None:  # a descriptor the target judged as written
+                case = _case_of(draw)
             x = ctx.calls[0][1] if ctx.calls else (None if draw is not None else data[1])
             ctx.last = Failure(target=target.name, group=group, violation=violation, case=case, x=x,
                                calls=list(ctx.calls), outputs=list(ctx.outputs), draw=draw)

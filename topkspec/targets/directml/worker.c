@@ -285,6 +285,7 @@ static double now_us(void) {
 /* ---- the device ------------------------------------------------------------------------- */
 
 static HMODULE dml_module;
+static int trace; /* TOPK_WORKER_TRACE set: say what happens on stderr */
 static ID3D12Device *d3d;
 static void *dml;
 static ID3D12CommandQueue *queue;
@@ -677,6 +678,12 @@ static HRESULT build(cached_op *c, parsed_desc *d, uint32_t *stage, double *crea
     if (FAILED(hr)) return hr;
     dmlw_binding_properties init_props = binding_properties(initializer);
     c->exec_props = binding_properties(c->compiled);
+    if (trace)
+        fprintf(stderr, "topk_worker: initializer: %u descriptors, %llu temporary; operator: %u descriptors, "
+                "%llu temporary, %llu persistent\n", init_props.RequiredDescriptorCount,
+                (unsigned long long)init_props.TemporaryResourceSize, c->exec_props.RequiredDescriptorCount,
+                (unsigned long long)c->exec_props.TemporaryResourceSize,
+                (unsigned long long)c->exec_props.PersistentResourceSize);
     c->descriptors = init_props.RequiredDescriptorCount > c->exec_props.RequiredDescriptorCount
                          ? init_props.RequiredDescriptorCount
                          : c->exec_props.RequiredDescriptorCount;
@@ -711,8 +718,8 @@ static HRESULT build(cached_op *c, parsed_desc *d, uint32_t *stage, double *crea
     if (SUCCEEDED(hr)) {
         dmlw_buffer_binding buffer;
         dmlw_binding_desc binding;
-        if (temporary) {
-            bind_buffer(&buffer, &binding, c->temporary, temporary);
+        if (init_props.TemporaryResourceSize) {
+            bind_buffer(&buffer, &binding, c->temporary, init_props.TemporaryResourceSize);
             ((fn_bind_one)VT(c->table)[SLOT_TABLE_BIND_TEMPORARY])(c->table, &binding);
         }
         bind_buffer(&buffer, &binding, c->persistent, c->exec_props.PersistentResourceSize);
@@ -897,6 +904,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--min-level") && i + 1 < argc) min_level = (UINT)strtoul(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--lane-workaround")) lanes = 1;
     }
+    trace = getenv("TOPK_WORKER_TRACE") != NULL;
     SetErrorMode(SEM_FAILCRITICALERRORS | SEM_NOGPFAULTERRORBOX | SEM_NOOPENFILEERRORBOX);
     SetUnhandledExceptionFilter(on_crash);
     in_handle = GetStdHandle(STD_INPUT_HANDLE);

@@ -1,0 +1,1 @@
+"""DirectML itself: the `directml` target, its worker and its setup (see target.py)."""
