@@ -221,7 +221,23 @@ class DirectMLTarget(Target):
                 "hresult": status & 0xFFFFFFFF, "micros": micros}
 
     def verdict(self, descriptor) -> dict:
-        """The `validate --against directml` entry for one DirectML descriptor."""
+        """The `validate --against directml` entry for one descriptor (an ONNX node is first
+        lowered to DML_TOP_K1 as spec.lower_onnx_to_dml says)."""
+        if isinstance(descriptor, dict) and "op_type" in descriptor:
+            from topkspec import spec
+
+            level = self.feature_level
+            try:
+                lowering = spec.lower_onnx_to_dml(descriptor, level_name(level) if level else "6_4")
+            except ValueError as exc:
+                lowering, why = None, str(exc)
+            else:
+                why = ", ".join(f.rule for f in lowering.violations)
+            if lowering is None or not lowering.ok:
+                return {"target": self.name, "accepted": False, "expressible": False,
+                        "detail": f"not lowered to DML_TOP_K1: {why}"}
+            answer = self.verdict(lowering.descriptor)
+            return {**answer, "detail": f"lowered to DML_TOP_K1: {answer['detail']}"}
         try:
             protocol.encode_descriptor(descriptor)
         except protocol.Inexpressible as exc:
