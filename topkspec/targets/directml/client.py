@@ -1,10 +1,10 @@
 """The worker process: started, spoken to, and killed when it dies or hangs.
 
 `Worker(stack)` starts topk_worker.exe (natively on Windows; under Wine on Linux, with an Xvfb
-display of its own, the cache's Wine prefix and the lavapipe setup chose) and reads its "ready"
+display shared by the runs on the cache's Wine prefix, the prefix and the lavapipe setup chose) and reads its "ready"
 frame. `call()` sends one request and waits for its reply: when the process exits instead, it
 raises `TargetCrashed`; when no reply comes within the time limit, it kills the process and
-raises `TargetHung`. Either way the next call starts a fresh worker (the Xvfb display stays).
+raises `TargetHung`. Either way the next call starts a fresh worker.
 """
 from __future__ import annotations
 
@@ -60,29 +60,97 @@ def worker_command(stack: Stack, adapter: str = "auto", min_level: int = 0x1000)
     return args
 
 
+def _die_with_parent() -> None:
+    """In the child before exec (Linux): end when the process that started it ends, so no Xvfb
+    or worker outlives a suite that was killed."""
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM))  # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie is not alive
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().split(") ", 1)[1][:1] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
 class Display:
-    """An Xvfb server of our own (Wine's DXGI needs an X display), started on first use."""
+    """The X display the worker uses (Wine's DXGI needs one): one Xvfb shared by every run on
+    this cache's Wine prefix, started on first use and left running.
+
+    Shared because Wine ties a prefix's session (its explorer.exe desktop, which outlives the
+    last process by seconds) to the display of the process that started it: a run that killed
+    its own Xvfb would leave the next run, or a concurrent one, a session without a display
+    (D3D12CreateDevice then fails with DXGI_ERROR_UNSUPPORTED). $TOPKSPEC_DIRECTML_DISPLAY
+    names another display instead."""
 
     def __init__(self):
-        self.process = None
         self.name = None
 
+    @staticmethod
+    def record_path():
+        from topkspec.targets.directml.environment import cache_dir
+
+        return cache_dir() / "display.json"
+
+    @classmethod
+    def running(cls) -> str | None:
+        """The shared Xvfb's display when it is running."""
+        try:
+            info = json.loads(cls.record_path().read_text())
+            pid, number = int(info["pid"]), int(info["display"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        if _alive(pid) and os.path.exists(f"/tmp/.X11-unix/X{number}"):
+            return f":{number}"
+        return None
+
     def start(self) -> str:
-        if self.process is not None and self.process.poll() is None:
+        given = os.environ.get("TOPKSPEC_DIRECTML_DISPLAY")
+        if given:
+            self.name = given
+            return given
+        self.name = self.running()
+        if self.name:
             return self.name
+        import fcntl
+
+        path = self.record_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path.with_suffix(".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            self.name = self.running()  # another run may have started it meanwhile
+            if not self.name:
+                self.name = self._launch(path)
+        return self.name
+
+    @staticmethod
+    def _launch(path) -> str:
+        import select
+
         read_end, write_end = os.pipe()
         try:
-            self.process = subprocess.Popen(
+            process = subprocess.Popen(
                 ["Xvfb", "-displayfd", str(write_end), "-nolisten", "tcp", "-screen", "0", "640x480x24"],
-                pass_fds=(write_end,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                start_new_session=True)
+                pass_fds=(write_end,), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL, start_new_session=True)
         finally:
             os.close(write_end)
         number = b""
         deadline = time.monotonic() + 30
         try:
-            import select
-
             while not number.endswith(b"\n") and time.monotonic() < deadline:
                 ready, _, _ = select.select([read_end], [], [], max(0.0, deadline - time.monotonic()))
                 if not ready:
@@ -94,20 +162,13 @@ class Display:
         finally:
             os.close(read_end)
         if not number.strip():
-            self.stop()
+            process.kill()
             raise WorkerStartError("Xvfb did not start (no display number within 30 s)")
-        self.name = ":" + number.decode().strip()
-        return self.name
+        path.write_text(json.dumps({"pid": process.pid, "display": int(number.strip())}) + "\n")
+        return ":" + number.decode().strip()
 
     def stop(self) -> None:
-        process, self.process = self.process, None
-        if process is not None and process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(5)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(5)
+        """The shared display stays up for the next run."""
 
 
 class Worker:
@@ -145,7 +206,7 @@ class Worker:
         if IS_WINDOWS:
             kwargs["creationflags"] = getattr(subprocess, "CREATE_NO_WINDOW", 0)
         else:
-            kwargs["start_new_session"] = True
+            kwargs.update(start_new_session=True, preexec_fn=_die_with_parent)
         self.process = subprocess.Popen(worker_command(self.stack, self.adapter, self.min_level),
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
                                         env=worker_environment(self.stack, display), **kwargs)
