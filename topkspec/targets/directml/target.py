@@ -58,6 +58,7 @@ class DirectMLTarget(Target):
         self._stack = None
         self._worker: Worker | None = None
         self._start_error: str | None = None
+        self._restarts = 0
 
     # -- the stack and the device ---------------------------------------------------------
 
@@ -256,9 +257,11 @@ class DirectMLTarget(Target):
 
     @property
     def restarts(self) -> int:
-        return max(0, (self._worker.starts if self._worker else 0) - 1)
+        """Workers started again after a crash or hang (over this target's life)."""
+        return self._restarts + max(0, (self._worker.starts if self._worker else 0) - 1)
 
     def close(self) -> None:
         if self._worker is not None:
+            self._restarts += max(0, self._worker.starts - 1)
             self._worker.close()
             self._worker = None
