@@ -24,6 +24,7 @@
 #include <initguid.h> /* the D3D12 and DXGI interface ids are defined here, not linked */
 #include <d3d12.h>
 #include <dxgi1_4.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
