@@ -7,7 +7,10 @@ import sys
 
 def add_parser(sub) -> None:
     """Adds `directml` and its subcommands to the topkspec command's subparsers."""
-    directml = sub.add_parser("directml", help="set up and inspect the directml target (DirectML.dll itself)")
+    directml = sub.add_parser(
+        "directml", help="set up and inspect the directml target (DirectML.dll itself)",
+        epilog="subcommands: setup [--dll PATH | --version X.Y.Z] [--adapter A]; info [--json]; "
+               "compare [--out FILE] [--json FILE] [--versions V1,V2] [--observations FILE]")
     commands = directml.add_subparsers(dest="directml_command", metavar="SUBCOMMAND",
                                        parser_class=type(directml))
 
