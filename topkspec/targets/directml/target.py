@@ -59,6 +59,8 @@ class DirectMLTarget(Target):
         self._worker: Worker | None = None
         self._start_error: str | None = None
         self._restarts = 0
+        #: executions, how many compiled a new operator, and the worker's own time in each step
+        self.stats = {"calls": 0, "compiled": 0, "create_us": 0.0, "compile_us": 0.0, "execute_us": 0.0}
 
     # -- the stack and the device ---------------------------------------------------------
 
@@ -192,7 +194,12 @@ class DirectMLTarget(Target):
             raise Rejected(f"directml: no DML_{case.op}_OPERATOR_DESC can hold this case: {exc}") from None
         data = np.ascontiguousarray(np.asarray(x, dtype=np.dtype(case.dtype))).tobytes()
         worker = self._worker_started()
-        status, stage, values, indices, _ = worker.execute(encoded, data)
+        status, stage, values, indices, timings = worker.execute(encoded, data)
+        self.stats["calls"] += 1
+        if timings[1]:
+            self.stats["compiled"] += 1
+        for key, micros in zip(("create_us", "compile_us", "execute_us"), timings):
+            self.stats[key] += micros
         if protocol.failed(status):
             where = protocol.STAGES.get(stage, f"stage {stage}")
             if (status & 0xFFFFFFFF) in _DEVICE_LOST:
