@@ -135,8 +135,10 @@ def test_which_broken_descriptors_can_reach_createoperator(draw):
         expressible = False
     if draw.rules & {"dml.desc.fields", "dml.tensor.strides"}:
         assert not expressible, f"{draw.describe()} should have no C form"
-    elif draw.rules <= DESCRIPTOR_RULES - {"dml.tensor.fields"}:
+    elif draw.rules <= DESCRIPTOR_RULES - {"dml.tensor.fields", "dml.direction.enum"}:
         assert expressible, f"{draw.describe()} should reach CreateOperator"
+    elif draw.rules == {"dml.direction.enum"}:  # a number reaches it; a name no enum has does not
+        assert expressible == isinstance(draw.descriptor["Desc"]["AxisDirection"], int), draw.describe()
     if draw.case is not None:
         assert draw.rules.isdisjoint(DESCRIPTOR_RULES - {"dml.rank.supported"}), draw.describe()
 
@@ -413,7 +415,9 @@ def test_the_fixed_descriptor_set_breaks_every_rule_directml_can_be_asked_about(
     (["dml.k.max"], ["dml.k.max"], [], {"accepted": True}, "documents forbid, DirectML accepts"),
     ([], [], [], {"accepted": False}, "documents allow, DirectML refuses"),
     ([], [], ["dml.k.max_strict"], {"accepted": True}, "the text forbids, DirectML accepts"),
-    (["dml.rank.supported"], [], [], {"accepted": True}, "level below the device's"),
+    (["dml.rank.supported"], [], [], {"accepted": True}, compare.OTHER_LEVEL),
+    ([], ["dml.dtype.value_supported"], [], {"accepted": False}, compare.OTHER_LEVEL),
+    (["dml.rank.supported"], [], [], {"accepted": False}, "documents allow, DirectML refuses"),
     (["dml.desc.fields"], ["dml.desc.fields"], [], {"accepted": False, "expressible": False}, "not expressible"),
 ])
 def test_each_verdict_is_classified(rules, at_device, strict, verdict, expected):

@@ -4,7 +4,7 @@
 and axis position, the optional tensor fields used well, and descriptors breaking each rule in
 the ways that matter (K = 0, K at and above the axis size, the axis out of range, a foreign
 direction, the outputs' sizes, ranks and types, the optional fields misused...), plus
-descriptors whose verdict depends on a feature level below the device's.
+descriptors whose verdict depends on a feature level other than the device's.
 
 `compare()` asks the spec (at the descriptor's own level and at the device's, with and without
 strict_doc) and DirectML (CreateOperator, one DirectML.dll per version asked for) about each,
@@ -167,18 +167,24 @@ def _rules(desc, profile=None, strict=False) -> list[str]:
     return sorted({f.rule for f in spec.validate(desc, profile, strict_doc=strict)})
 
 
+OTHER_LEVEL = "another level: agrees at the device's"
+
+
 def classify(row: dict, verdict: dict) -> str:
-    """How one DirectML verdict relates to the documents for one row."""
+    """How one DirectML verdict relates to the documents for one row. DirectML judges by its
+    device's feature level (CreateOperator takes none), so the documents are read at that level;
+    a row whose verdict the descriptor's own level would change, and where DirectML agrees with
+    its own level, is OTHER_LEVEL: DirectML cannot speak to the descriptor's level there."""
     if not verdict.get("expressible", True):
         return "not expressible"
     accepted = verdict["accepted"]
     at_device, own = row["rules_at_device"], row["rules"]
-    if set(own) != set(at_device):
-        return "level below the device's"  # DirectML judges by its own level only
     if accepted and at_device:
         return "documents forbid, DirectML accepts"
     if not accepted and not at_device:
         return "documents allow, DirectML refuses"
+    if set(own) != set(at_device):
+        return OTHER_LEVEL
     if accepted and row["strict_rules"]:
         return "the text forbids, DirectML accepts"
     return "agree"
@@ -269,13 +275,15 @@ def markdown(result: dict) -> str:
         cells = tuple(f"{_verdict_text(v)}: {v['class']}" for v in verdicts)
         groups.setdefault((_documents_text(row), cells), []).append(row["name"])
     for (documents, cells), members in groups.items():
-        lines.append(f"| {'; '.join(members)} | {documents} | " + " | ".join(cells) + " |")
+        named = members if len(members) <= 5 else members[:4] + [f"{len(members) - 4} more alike"]
+        lines.append(f"| {'; '.join(named)} | {documents} | " + " | ".join(cells) + " |")
     if not groups:
         lines.append("| (none) | | " + " | ".join("" for _ in names) + " |")
     lines.append("")
-    lines.append("*level below the device's*: CreateOperator takes no feature level and DirectML judges by its "
-                 "device's, so it cannot speak to a lower level's table. *not expressible*: no C struct holds "
-                 "the JSON, so DirectML is never asked.")
+    lines.append("*another level*: CreateOperator takes no feature level and DirectML judges by its device's, so "
+                 "where the descriptor's own level reads differently DirectML cannot speak to it. *not expressible*: "
+                 "no C struct holds the JSON, so DirectML is never asked. Rows where every DirectML agrees with the "
+                 "documents are left out.")
     return "\n".join(lines) + "\n"
 
 

@@ -383,7 +383,10 @@ def step_check(log: Log, adapter: str | None = None) -> dict:
             x = np.array(example["input"], dtype=np.float32)
             case = Case(target.default_profile, "TOP_K1", "float32", tuple(example["sizes"]), example["axis"],
                         example["k"], largest=example["direction"] == "DECREASING")
-            values, indices = target.run(case, x)
+            try:
+                values, indices = target.run(case, x)
+            except Exception as exc:  # a crash, a hang or a refusal: the stack cannot run TopK
+                raise SetupError(f"{example['name']}: {type(exc).__name__}: {exc}") from None
             if not (np.array_equal(values, np.array(example["values"], np.float32))
                     and np.array_equal(indices, np.array(example["indices"], np.uint32))):
                 raise SetupError(f"{example['name']}: DirectML returned {values.ravel().tolist()} / "
@@ -410,6 +413,8 @@ def setup(*, dll: str | None = None, version: str | None = None, adapter: str | 
     log = Log(stream)
     log.stream.write(f"topkspec directml setup: cache {env.cache_dir()}\n")
     updated: list = []
+    previous = env.load_state().get("dll")
+    installed = None
     try:
         if env.IS_WINDOWS:
             pass
@@ -419,11 +424,18 @@ def setup(*, dll: str | None = None, version: str | None = None, adapter: str | 
             step_prefix(log)
         else:
             raise SetupError(f"DirectML runs on Windows, or under Wine on Linux; not on {sys.platform}")
-        step_dll(log, dll=dll, version=version)
+        installed = step_dll(log, dll=dll, version=version)
         step_worker(log, updated)
         step_check(log, adapter)
     except SetupError as exc:
         log.stream.write(f"topkspec directml setup: failed: {exc}\n")
+        if installed is not None and previous and os.path.isfile(previous) and previous != str(installed):
+            state = env.load_state()
+            state["dll"] = previous
+            env.save_state(state)
+            log.stream.write(f"topkspec directml setup: {installed} stays in the cache (`topkspec directml compare "
+                             f"--versions` can still ask its CreateOperator), but the DirectML.dll in use is again "
+                             f"{previous}\n")
         return 1
     log.stream.write(f"topkspec directml setup: done in {time.monotonic() - log.started:.0f} s; "
                      f"`topkspec targets` lists directml as available\n")
