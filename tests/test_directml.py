@@ -115,6 +115,17 @@ def test_the_recorded_observations_are_what_directml_does_now(comparison):
                 f"{rule}: observations.json is stale; rerun `topkspec directml compare --observations`"
 
 
+def test_the_readme_table_is_the_comparison_output(comparison):
+    (name, run), = comparison["directml"].items()
+    if name != "1.15.4":
+        pytest.skip(f"the README's table is DirectML 1.15.4's; this is {name}")
+    readme = open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")).read()
+    block = compare.README_BLOCK.search(readme).group(3)
+    rows = [line for line in compare.markdown(comparison).splitlines() if line.startswith("| ")]
+    assert rows == [line for line in block.splitlines() if line.startswith("| ")], \
+        "README.md is stale: run `topkspec directml compare --readme README.md`"
+
+
 # -- results -------------------------------------------------------------------------------------
 
 # TOP_K always selects the largest: it has the DECREASING examples only.

@@ -10,7 +10,7 @@ def add_parser(sub) -> None:
     directml = sub.add_parser(
         "directml", help="set up and inspect the directml target (DirectML.dll itself)",
         epilog="subcommands: setup [--dll PATH | --version X.Y.Z] [--adapter A]; info [--json]; "
-               "compare [--out FILE] [--json FILE] [--versions V1,V2] [--observations FILE]")
+               "compare [--out FILE] [--json FILE] [--versions V1,V2] [--observations FILE] [--readme FILE]")
     commands = directml.add_subparsers(dest="directml_command", metavar="SUBCOMMAND",
                                        parser_class=type(directml))
 
@@ -32,6 +32,9 @@ def add_parser(sub) -> None:
                          help="comma-separated DirectML versions installed by setup (default: the one in use)")
     compare.add_argument("--observations", default=None,
                          help="write the rules' observations (the file the spec export reads) here")
+    compare.add_argument("--readme", default=None,
+                         help="regenerate the tables between <!-- directml-compare [versions=...] --> and "
+                              "<!-- /directml-compare --> in this markdown file")
 
 
 def run(args) -> int:

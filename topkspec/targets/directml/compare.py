@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 import sys
 
 from topkspec.targets.directml import protocol
@@ -259,7 +260,7 @@ def markdown(result: dict) -> str:
         for row in rows:
             cls = row["verdicts"][name]["class"]
             counts[cls] = counts.get(cls, 0) + 1
-        lines.append(f"DirectML {name} ({run['file_version']}) on {run['adapter']}, feature level "
+        lines.append(f"- DirectML {name} ({run['file_version']}) on {run['adapter']}, feature level "
                      f"{run['feature_level']}: {len(rows)} descriptors, "
                      + ", ".join(f"{n} {c}" for c, n in sorted(counts.items(), key=lambda i: -i[1])) + ".")
     lines.append("")
@@ -321,7 +322,33 @@ def observations(result: dict) -> dict:
             "descriptor_count": len(result["rows"]), "rules": by_rule}
 
 
+README_BLOCK = re.compile(r"(<!-- directml-compare(?: versions=([\w.,]+))? -->\n)(.*?)(<!-- /directml-compare -->)", re.S)
+
+
+def rewrite_readme(path: str, stream=None) -> int:
+    """Regenerates every block between `<!-- directml-compare [versions=A,B] -->` and
+    `<!-- /directml-compare -->` in a markdown file; returns how many."""
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    blocks = list(README_BLOCK.finditer(text))
+    if not blocks:
+        raise ValueError(f"{path} has no <!-- directml-compare --> block")
+    out, at = [], 0
+    for block in blocks:
+        versions = block.group(2).split(",") if block.group(2) else None
+        out += [text[at:block.start()], block.group(1), markdown(compare(versions, stream=stream)), block.group(4)]
+        at = block.end()
+    out.append(text[at:])
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write("".join(out))
+    return len(blocks)
+
+
 def cmd_compare(args) -> int:
+    if getattr(args, "readme", None):
+        count = rewrite_readme(args.readme, stream=sys.stderr)
+        print(f"topkspec: {count} table(s) regenerated in {args.readme}", file=sys.stderr)
+        return 0
     versions = [v.strip() for v in args.versions.split(",") if v.strip()] if args.versions else None
     result = compare(versions, stream=sys.stderr)
     text = markdown(result)
