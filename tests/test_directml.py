@@ -216,10 +216,12 @@ def test_a_bounded_fuzz_run_checks_examples_in_every_group(dml):
     assert set(result.examples) == {"valid", "nan", "metamorphic", "invalid", "deterministic"}, result.examples
     assert result.total_examples >= 150, result.examples
     assert result.checks["exact"] > 30 and result.checks["rejects_invalid"] > 20, result.checks
-    bad = [f for f in result.failures if f.failure_class != failures.WRONG_RESULT or f.rule != "out.nan.unspecified"]
+    # Known (README, "What the runtimes here do"): with NaN in a sequence, DirectML (under Wine,
+    # lavapipe) may return a smaller non-NaN value than the largest one, or an index twice.
+    # Any other failure is new.
+    known = {"out.nan.unspecified", "out.indices.range_distinct"}
+    bad = [f for f in result.failures if f.failure_class != failures.WRONG_RESULT or f.rule not in known]
     assert not bad, [f"{f.failure_class}: {f.violation.message}" for f in bad]
-    # Known: with NaN in a sequence, DirectML (under Wine, lavapipe) may return a smaller non-NaN
-    # value than the largest one; any other failure is new.
     for found in result.failures:
         assert np.isnan(found.x).any(), found.violation.message
 
