@@ -170,6 +170,17 @@ def test_random_cases_match_the_reference_bit_for_bit(dml, dtype):
                 assert indices.dtype == np.dtype(index)
 
 
+def test_onnx_cases_are_lowered_to_top_k1(dml):
+    x = np.array([[5, 1, 9, 3], [2, 2, 8, 0]], np.float32)
+    case = Case("onnx:11", "TopK", "float32", (2, 4), -1, 3, largest=False, sorted=False, index_dtype="int64")
+    values, indices = dml.run(case, x)
+    assert values.tolist() == [[1, 3, 5], [0, 2, 2]] and indices.tolist() == [[1, 3, 0], [3, 0, 1]]
+    assert indices.dtype == np.int64, "lower.indices: UINT32 widened to int64"
+    assert "lower.dtype" in dml.supports(case.with_(dtype="float64"))
+    with pytest.raises(Rejected):
+        dml.run(case.with_(axis=-3), x)  # no UINT holds the axis: refused before DirectML
+
+
 def test_refusals_name_the_hresult_and_gaps_are_unsupported(dml):
     case = Case(level(dml), "TOP_K1", "float32", (1, 1, 3, 4), 3, 2)
     with pytest.raises(Rejected, match=r"CreateOperator returned E_INVALIDARG \(0x80070057\)"):
@@ -177,7 +188,6 @@ def test_refusals_name_the_hresult_and_gaps_are_unsupported(dml):
     with pytest.raises(Rejected, match="E_INVALIDARG"):
         dml.run(case.with_(index_dtype="int32"), np.zeros((1, 1, 3, 4), np.float32))
     assert dml.supports(case.with_(dtype="bfloat16")) == "DirectML has no bfloat16 tensor type (values)"
-    assert "dml:* profiles" in dml.supports(Case("onnx:11", "TopK", "float32", (3,), -1, 1, index_dtype="int64"))
     gap = dml.supports(case.with_(profile="dml:2.1", shape=(3, 4), axis=1))
     assert gap and "cannot speak to dml:2.1" in gap, gap
     verdict = dml.check_descriptor(spec.descriptor(case))

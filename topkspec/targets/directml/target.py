@@ -155,10 +155,26 @@ class DirectMLTarget(Target):
 
     # -- the Target interface --------------------------------------------------------------
 
+    def lowered(self, case):
+        """The DirectML case to run: a DirectML case itself; an ONNX case lowered as a
+        DirectML-backed runtime must (rules lower.*): the axis normalised, `largest` as the
+        direction, `sorted` dropped (sorted output answers both), UINT32 indices (widened to
+        int64 on the way back). An axis out of range stays out of range, for DirectML to refuse."""
+        if case.family == "dml":
+            return case
+        level = self.feature_level or 0x5000
+        axis = case.axis + case.rank if -case.rank <= case.axis < 0 else case.axis
+        return case.with_(profile=f"dml:{level_name(level).replace('_', '.')}", op="TOP_K1", axis=axis,
+                          sorted=True, index_dtype="uint32")
+
     def supports(self, case):
-        if case.family != "dml":
-            return "DirectML descriptors only (dml:* profiles)"
         info = self.device
+        if case.family != "dml":
+            if str(case.dtype).upper() not in protocol.DATA_TYPES or case.dtype == "float64":
+                return f"DirectML's TopK has no {case.dtype} values (rule lower.dtype)"
+            if not 1 <= case.rank <= 8:
+                return f"DirectML's TopK takes 1 to 8 dimensions, not {case.rank} (rule lower.rank)"
+            case = self.lowered(case)
         for role, dtype in (("values", case.dtype), ("indices", case.index_dtype)):
             code = protocol.DATA_TYPES.get(str(dtype).upper())
             if code is None:
@@ -176,7 +192,7 @@ class DirectMLTarget(Target):
 
         level = info.get("feature_level")
         profile = spec.parse_profile(case.profile)
-        if not level or profile.level >= level:
+        if not level or profile.family != "dml" or profile.level >= level:
             return None
         desc = spec.descriptor(case)
         here = {f.rule for f in spec.validate(desc, case.profile)}
@@ -187,6 +203,9 @@ class DirectMLTarget(Target):
                 f"{profile.name} forbids ({', '.join(sorted(here - there))}): it cannot speak to {profile.name}")
 
     def run(self, case, x):
+        if case.family != "dml":  # ONNX: lowered to TOP_K1, indices widened to int64 (lower.indices)
+            values, indices = self.run(self.lowered(case), x)
+            return values, indices.astype(case.index_dtype)
         desc = protocol.case_descriptor(case)
         try:
             encoded = protocol.encode_descriptor(desc)
