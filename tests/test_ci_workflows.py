@@ -127,4 +127,9 @@ def readme_test_command():
 
 def test_ci_runs_the_readme_test_command():
     script = (ROOT / ".ci" / "run").read_text()
-    assert readme_test_command() in script.splitlines()
+    lines = script.splitlines()
+    assert readme_test_command() in lines
+    # in a virtual environment of its own, made before the install: CI must resolve what a new
+    # user's install resolves, not what the machine already has
+    made = next((i for i, line in enumerate(lines) if "-m venv" in line), None)
+    assert made is not None and made < lines.index(readme_test_command()), ".ci/run must make a fresh venv first"

@@ -1,6 +1,7 @@
 """The topkspec command line: fuzz, targets, matrix, bench; exit codes 0, 1 and 2."""
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -43,8 +44,8 @@ def test_a_planted_bug_is_found_reported_and_reproduced(capsys, tmp_path):
     names = sorted(p.name for p in folder.iterdir())
     assert names == ["case.json", "inputs.npz", "report.md", "repro.py"], f"report folder {folder.name}: {names}"
     report = (folder / "report.md").read_text()
-    for part in ("# TopK wrong result", "## Rules broken", "## The case (shrunk)", "## Expected and actual",
-                 "**≠**", "## How to reproduce", "one_based_indices"):
+    for part in ("# one_based_indices (planted_bugs.py) returns indices counted from 1", "## The rule",
+                 "## The case", "## Expected and actual", "**≠**", "## Reproduce", "## Environment"):
         assert part in report, f"report.md lacks {part!r}:\n{report}"
     case = json.loads((folder / "case.json").read_text())
     assert case["violation"]["failure_class"] == "wrong result", f"case.json: {case['violation']}"
@@ -53,7 +54,7 @@ def test_a_planted_bug_is_found_reported_and_reproduced(capsys, tmp_path):
     done = run_repro(folder / "repro.py")
     assert done.returncode == 1, f"repro.py against the bug: expected exit 1, got {done.returncode}\n{done.stdout}{done.stderr}"
     fixed = folder / "repro_fixed.py"
-    fixed.write_text((folder / "repro.py").read_text().replace(":one_based_indices", ":CORRECT"))
+    fixed.write_text((folder / "repro.py").read_text().replace("module.one_based_indices", "module.CORRECT"))
     done = run_repro(fixed)
     assert done.returncode == 0, f"repro.py against the fix: expected exit 0, got {done.returncode}\n{done.stdout}{done.stderr}"
 
@@ -120,12 +121,66 @@ def test_the_installed_command_exits_2_without_a_traceback():
     assert "Traceback" not in done.stderr, f"stderr has a traceback: {done.stderr}"
 
 
-def test_progress_goes_to_stderr(capsys):
+def test_progress_goes_to_stderr_with_time_and_rate(capsys):
     code = main(["fuzz", "--profile", "ci", "--target", "reference", "--max-examples", "20", "--seed", "0"])
     out, err = capsys.readouterr()
     assert code == 0, f"exit code: expected 0, got {code}"
-    assert "failure(s)" in err, f"no progress on stderr: {err!r}"
-    assert "failure(s)" not in out, "progress leaked onto stdout"
+    line = err.strip().splitlines()[-1]
+    assert re.fullmatch(r"topkspec: reference \[\w+\] \d+/20 examples, 0 failures, [\d.]+ s, [\d.]+ examples/s", line), \
+        f"progress line: expected examples, failures, elapsed time and rate, got {line!r}"
+    assert "examples/s" not in out, "progress leaked onto stdout"
+
+
+def test_the_summary_shows_each_failure_without_a_report_folder(capsys):
+    code, out, err = fuzz(capsys, "--target", f"{PLANTED}:one_based_indices", "--max-examples", "60", "--seed", "0")
+    assert code == 1, f"exit code: expected 1, got {code}\n{out}{err}"
+    for label in ("what:     ", "input:    float32", "expected: values", "actual:   values", "rule:     \""):
+        assert f"      {label}" in out, f"summary lacks the {label.strip()!r} line:\n{out}"
+    assert "np.float32" not in out and "@0" not in out, f"plain numbers, sides named:\n{out}"
+
+
+def test_the_summary_explains_a_budget_not_used_as_given(capsys):
+    code, out, err = fuzz(capsys, "--target", f"{PLANTED}:one_based_indices", "--max-examples", "60", "--seed", "0")
+    header = next(line for line in out.splitlines() if line.startswith("examples by group"))
+    assert "budget of 60" in header and "valid " in header, f"per-group budget line: {header!r}"
+    assert re.search(r"\n  valid: \d+ of \d+: it stops at its first failure", out), f"why valid differs:\n{out}"
+
+
+def test_a_profile_past_the_known_tables_says_which_it_used(capsys):
+    code, out, err = fuzz(capsys, "--target", "reference", "--spec", "dml:9.9", "--max-examples", "20", "--seed", "0")
+    assert code == 0, f"exit code: expected 0, got {code}\n{out}{err}"
+    first = out.splitlines()[0]
+    assert "DML_FEATURE_LEVEL_5_0 table" in first and "9_9 is no feature level this spec knows" in first, first
+    code, out, err = fuzz(capsys, "--target", "reference", "--spec", "onnx:30", "--max-examples", "10", "--seed", "0")
+    assert "ONNX TopK-24 (the newest TopK version at or below opset 30)" in out.splitlines()[0], out.splitlines()[0]
+
+
+def test_version(capsys):
+    import topkspec
+
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    out = capsys.readouterr().out
+    assert exited.value.code == 0 and out.strip() == f"topkspec {topkspec.__version__}", f"--version printed {out!r}"
+
+
+@pytest.mark.parametrize("args", [["fuzz", "--target", "onnxruntme"], ["matrix", "--targets", "reference,torhc"],
+                                  ["bench", "--targets", "refernce"]])
+def test_a_misspelled_target_gets_a_suggestion(capsys, args):
+    code = main(args)
+    err = capsys.readouterr().err
+    wanted = {"onnxruntme": "onnxruntime", "torhc": "torch", "refernce": "reference"}[args[-1].split(",")[-1]]
+    assert code == 2 and f"(did you mean {wanted!r}?)" in err, f"{args}: exit {code}, stderr {err!r}"
+
+
+def test_matrix_and_bench_show_progress(capsys, tmp_path):
+    main(["matrix", "--targets", "reference", "--max-examples", "10", "--seed", "0", "--out", str(tmp_path / "m.md"),
+          "--report-dir", str(tmp_path / "r")])
+    err = capsys.readouterr().err
+    assert "matrix target 1 of 1: reference" in err and "examples/s" in err, f"matrix progress: {err!r}"
+    main(["bench", "--targets", "reference", "--max-examples", "10", "--seed", "0"])
+    err = capsys.readouterr().err
+    assert "bench target 1 of 1: reference" in err and "examples/s" in err, f"bench progress: {err!r}"
 
 
 def test_targets_json_lists_the_builtins(capsys):

@@ -38,10 +38,27 @@ def test_the_suite_fails_on_a_planted_bug_and_writes_reports(pytester, tmp_path)
     assert folders, "no report folder written"
     names = sorted(p.name for p in folders[0].iterdir())
     assert names == ["case.json", "inputs.npz", "report.md", "repro.py"], f"{folders[0].name}: {names}"
+    result.stdout.fnmatch_lines(["*topkspec: what was found*", "*expected: *", "*actual: *", "*rule: *",
+                                 f"bug report: {folders[0]}"])
+
+
+def test_a_failure_without_a_report_folder_says_how_to_get_one(pytester):
+    result = run_suite(pytester, "--topk-target", f"{PLANTED}:ignores_direction")
+    result.stdout.fnmatch_lines(["*input: *", "*expected: values *", "*actual: *values *",
+                                 "bug report: none written (give --topk-report-dir DIR)"])
+
+
+def test_statistics_show_the_suites_coverage_events(pytester):
+    result = run_suite(pytester, "--topk-target", "reference", "--hypothesis-show-statistics")
+    result.assert_outcomes(passed=5)
+    text = result.stdout.str()
+    for event in ("dtype=", "rank=", "K position=", "direction=", "ties="):
+        assert event in text, f"--hypothesis-show-statistics lacks the {event!r} events:\n{text[-3000:]}"
 
 
 @pytest.mark.parametrize("option, value, message", [
     ("--topk-target", "no-such-target", "*unknown target 'no-such-target'*"),
+    ("--topk-target", "onnxruntme", "*unknown target 'onnxruntme' (did you mean 'onnxruntime'?)*"),
     ("--topk-target", f"{PLANTED}:no_such_function", "*no attribute*"),
     ("--topk-spec", "cuda:1", "*unknown profile*"),
 ])

@@ -1,6 +1,8 @@
-"""Bug reports: the side-by-side table, the relation a repro checks, and repro.py for ONNX Runtime."""
+"""Bug reports: the folder, the plain title, the quoted rule, expected against actual, the
+repro program for each relation (run against the bug and against a fix), and the writer hook."""
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -9,24 +11,33 @@ import pytest
 
 from topkspec import failures
 from topkspec.failures import Violation
-from topkspec.reports import relation_of, side_by_side, write_report
-from topkspec.runner import Failure, RunResult
+from topkspec.report import ReproWriter, Stack, register_repro_writer, relation_of, side_by_side, write_report
+from topkspec.runner import Failure, RunConfig, RunResult, run_fuzz
 from topkspec.spec import Case
+from topkspec.targets.base import Target
+
+PLANTED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "planted_bugs.py")
+PRIVATE = re.compile(r"\d{3}_[0-9a-f]{16}\.txt|DESIGN\.md")
+IMPORTS_TOPKSPEC = re.compile(r"^\s*(import|from) topkspec", re.MULTILINE)
 
 
-def _failure(case, x, outputs, violation, target="onnxruntime", calls=None):
-    return Failure(target=target, group="valid", violation=violation, case=case, x=x,
+def make_failure(case, x, outputs, violation, target="onnxruntime", calls=None, group="valid"):
+    return Failure(target=target, group=group, violation=violation, case=case, x=x,
                    calls=calls or [(case, x)], outputs=outputs)
 
 
-def _result(profile):
+def make_result(profile, seed=3):
     return RunResult(target="onnxruntime", version="test", profile=profile, settings_profile="ci",
-                     seed=3, max_examples=10)
+                     seed=seed, max_examples=10)
 
 
-def _repro(folder):
-    return subprocess.run([sys.executable, os.path.join(folder, "repro.py")], capture_output=True,
-                          text=True, timeout=120)
+def run_program(path, *args):
+    return subprocess.run([sys.executable, str(path), *args], capture_output=True, text=True, timeout=180)
+
+
+def read(folder, name):
+    with open(os.path.join(folder, name)) as handle:
+        return handle.read()
 
 
 @pytest.mark.parametrize("failure_class, rule, relation", [
@@ -41,7 +52,7 @@ def _repro(folder):
 ])
 def test_each_failure_kind_has_its_repro_relation(failure_class, rule, relation):
     case = Case("dml:5.0", "TOP_K1", "float32", (2,), 0, 1)
-    failure = _failure(case, np.zeros(2, np.float32), [None], Violation(rule, "m", failure_class=failure_class))
+    failure = make_failure(case, np.zeros(2, np.float32), [None], Violation(rule, "m", failure_class=failure_class))
     assert relation_of(failure) == relation, f"{failure_class}/{rule}: expected {relation}, got {relation_of(failure)}"
 
 
@@ -53,71 +64,171 @@ def test_the_table_marks_only_the_differing_positions():
     rows = [line for line in table.splitlines() if line.startswith("| 1 |")]
     assert len(rows) == 2, f"only sequence 1 differs, so only its rows are shown:\n{table}"
     assert rows[1].endswith("**≠** |") and not rows[0].endswith("**≠** |"), f"marks:\n{table}"
-    assert "-0.0" in side_by_side(case.with_(shape=(1, 2), k=1), "e", (np.array([[-0.0]], np.float32),
-                                  np.array([[0]], np.uint32)), "a", (np.array([[0.0]], np.float32),
-                                                                     np.array([[1]], np.uint32))), \
-        "a negative zero must show its sign"
+    signed = side_by_side(case.with_(shape=(1, 2), k=1), "e", (np.array([[-0.0]], np.float32), np.array([[0]])),
+                          "a", (np.array([[0.0]], np.float32), np.array([[1]])))
+    assert "-0.0" in signed and "np.float32" not in signed, f"plain numbers, signed zero kept:\n{signed}"
 
 
-def test_onnxruntime_repro_builds_the_model_inline_and_checks_the_result(tmp_path):
+def test_k_zero_on_onnxruntime_is_a_report_a_maintainer_files(tmp_path):
+    case = Case("onnx:24", "TopK", "float32", (3,), 0, 0, index_dtype="int64")
+    outputs = [(np.zeros(0, np.float32), np.zeros(0, np.int64))]
+    violation = Violation(("out.invalid_rejected", "onnx.k.positive"), "out.invalid_rejected: K=0 accepted",
+                          failure_class=failures.ACCEPTS_INVALID)
+    folder = write_report(make_failure(case, np.arange(3, dtype=np.float32), outputs, violation, group="invalid"),
+                          make_result("onnx:24"), str(tmp_path), target_spec="onnxruntime")
+    report = read(folder, "report.md")
+    title = report.splitlines()[0]
+    assert title == "# ONNX Runtime TopK-24 (CPU) accepts K = 0 and returns empty outputs", f"title: {title}"
+    for part in ("> A 1-D tensor containing a single positive value", "https://onnx.ai/onnx/operators/onnx__TopK.html",
+                 "TopK - 24, Inputs: K", "**Expected** (the spec): an error", "**Actual** (ONNX Runtime TopK-24 (CPU))",
+                 "onnxruntime 1.", "CPUExecutionProvider", "seed 3"):
+        assert part in report, f"report.md lacks {part!r}:\n{report}"
+    assert "learn.microsoft.com" not in report and "DML_" not in report, f"an ONNX report quotes ONNX only:\n{report}"
+    assert not PRIVATE.search(report + read(folder, "case.json")), "the report names private files"
+    data = json.loads(read(folder, "case.json"))
+    assert data["calls"][0]["k"] == 0 and data["relation"] == "reject", f"case.json: {data}"
+    assert data["stack"]["runtime"] == "ONNX Runtime", f"case.json stack: {data['stack']}"
+    assert os.path.basename(folder).startswith("01-onnx-k-positive"), f"folder name: {folder}"
+
+    repro = read(folder, "repro.py")
+    assert not IMPORTS_TOPKSPEC.search(repro) and "import onnxruntime" in repro, f"repro must use ONNX Runtime alone:\n{repro}"
+    assert len(repro.splitlines()) < 60, f"repro.py has {len(repro.splitlines())} lines"
+    done = run_program(os.path.join(folder, "repro.py"))
+    assert done.returncode == 1, f"ONNX Runtime 1.32 accepts K=0: expected exit 1, got {done.returncode}\n{done.stdout}{done.stderr}"
+    assert "expected: an error" in done.stdout and "actual:   values [] indices []" in done.stdout, done.stdout
+    # A runtime that refuses the call is the fix: an axis out of range makes ONNX Runtime refuse it.
+    fixed = os.path.join(folder, "fixed.py")
+    with open(fixed, "w") as handle:
+        handle.write(repro.replace("K, AXIS = 0, 0", "K, AXIS = 0, 5"))
+    done = run_program(fixed)
+    assert done.returncode == 0, f"a refusal: expected exit 0, got {done.returncode}\n{done.stdout}{done.stderr}"
+
+
+def test_a_wrong_result_report_shows_both_sides_and_the_repro_passes_where_the_runtime_is_right(tmp_path):
     # A wrong result recorded for a case ONNX Runtime computes right: the repro must say fixed (0).
     case = Case("onnx:11", "TopK", "float32", (2, 3), -1, 2, index_dtype="int64")
     x = np.array([[1, 5, 5], [2, 0, 7]], np.float32)
     wrong = (np.array([[5, 5], [7, 2]], np.float32), np.array([[2, 1], [2, 0]], np.int64))
-    violation = Violation("out.ties.index_order", "ties out of order", expected=1, actual=2)
-    folder = write_report(_failure(case, x, [wrong], violation), _result("onnx:11"), str(tmp_path),
-                          target_spec="onnxruntime")
-    source = open(os.path.join(folder, "repro.py")).read()
-    assert "import onnxruntime" in source and "topkspec" not in source.split('"""', 2)[2], \
-        "the ONNX Runtime repro must be standalone (numpy, onnx, onnxruntime)"
-    done = _repro(folder)
-    assert done.returncode == 0, f"ONNX Runtime is right here: expected exit 0, got {done.returncode}\n{done.stdout}{done.stderr}"
-    report = open(os.path.join(folder, "report.md")).read()
+    violation = Violation("out.ties.index_order", "out.ties.index_order: sequence (0,): equal values", expected=1,
+                          actual=2, where={"sequence": (0,), "position": 0})
+    folder = write_report(make_failure(case, x, [wrong], violation), make_result("onnx:11", seed=None),
+                          str(tmp_path), target_spec="onnxruntime")
+    report = read(folder, "report.md")
     assert "| 0 | 0 | 5.0 | 1 | 5.0 | 2 | **≠** |" in report, f"side-by-side table:\n{report}"
-    assert "ONNX TopK operator, versions 11, 10 and 1 (`001_" in report, f"sources by title:\n{report}"
+    assert "expected: value" in report and "actual (ONNX Runtime TopK-11 (CPU)): value" in report, report
+    assert "First difference at" not in report and "from the same seed" not in report, report
+    assert "saved failures replay first" in report, f"without a seed the rerun says what replays:\n{report}"
+    assert report.splitlines()[0].startswith("# ONNX Runtime TopK-11 (CPU) returns tied values out of index order")
+    done = run_program(os.path.join(folder, "repro.py"))
+    assert done.returncode == 0, f"ONNX Runtime is right here: expected exit 0, got {done.returncode}\n{done.stdout}{done.stderr}"
+    assert "expected: values [[5.0, 5.0], [7.0, 2.0]] indices [[1, 2], [2, 0]]" in done.stdout, done.stdout
 
 
-def test_onnxruntime_repro_reproduces_k_zero_being_accepted(tmp_path):
-    # ONNX Runtime's CPU provider returns an empty result for K=0, which onnx.k.positive forbids.
-    case = Case("onnx:11", "TopK", "float32", (3,), 0, 0, index_dtype="int64")
-    violation = Violation(("out.invalid_rejected", "onnx.k.positive"), "K=0 accepted",
-                          failure_class=failures.ACCEPTS_INVALID)
-    failure = _failure(case, np.arange(3, dtype=np.float32), [None], violation)
-    folder = write_report(failure, _result("onnx:11"), str(tmp_path), target_spec="onnxruntime")
-    done = _repro(folder)
-    assert done.returncode == 1, f"expected exit 1 (K=0 accepted), got {done.returncode}\n{done.stdout}{done.stderr}"
-    data = json.load(open(os.path.join(folder, "case.json")))
-    assert data["calls"][0]["k"] == 0 and data["relation"] == "reject", f"case.json: {data}"
-    assert os.path.basename(folder).startswith("01-onnx-k-positive"), f"folder name: {folder}"
-
-
-def test_bfloat16_inputs_survive_the_npz(tmp_path):
+def test_bfloat16_inputs_survive_the_npz_and_the_program(tmp_path):
     import ml_dtypes
 
     case = Case("onnx:24", "TopK", "bfloat16", (3,), 0, 1, index_dtype="int64")
     x = np.array([1.5, -2, 3], dtype=ml_dtypes.bfloat16)
-    violation = Violation("out.valid_accepted", "refused", failure_class=failures.REJECTS_VALID)
-    folder = write_report(_failure(case, x, [None], violation, target="reference"), _result("onnx:24"),
+    violation = Violation("out.valid_accepted", "refused", failure_class=failures.REJECTS_VALID, actual="refused")
+    folder = write_report(make_failure(case, x, [None], violation, target="reference"), make_result("onnx:24"),
                           str(tmp_path), target_spec="reference")
     stored = np.load(os.path.join(folder, "inputs.npz"))["x0"].view(ml_dtypes.bfloat16)
     assert stored.tolist() == x.tolist(), f"x0: expected {x.tolist()}, got {stored.tolist()}"
-    done = _repro(folder)
+    assert "dtype=ml_dtypes.bfloat16" in read(folder, "repro.py"), "the program writes bfloat16 input exactly"
+    done = run_program(os.path.join(folder, "repro.py"))
     assert done.returncode == 0, f"the reference accepts bfloat16: expected exit 0, got {done.returncode}\n{done.stderr}"
 
 
-def test_a_nan_policy_repro_reproduces_and_passes_once_fixed(tmp_path):
-    from topkspec.runner import RunConfig, run_fuzz
-
-    planted = os.path.join(os.path.dirname(os.path.abspath(__file__)), "planted_bugs.py")
-    result = run_fuzz(RunConfig(target=f"{planted}:nan_breaks_order", max_examples=60, seed=0,
-                                settings_profile="ci", groups=("nan",), report_dir=str(tmp_path)))
-    rules = [f.rule for f in result.failures]
-    assert rules == ["out.nan.unspecified"], f"failures: expected out.nan.unspecified, got {rules}"
+@pytest.mark.parametrize("bug, group, isolate", [
+    ("nan_breaks_order", "nan", None),
+    ("one_based_indices", "valid", None),
+    ("accepts_k_above_n", "invalid", None),
+    ("rejects_k_equal_n", "valid", None),
+    ("hangs_when_k_equals_n", "valid", True),
+])
+def test_a_planted_bug_repro_fails_against_the_bug_and_passes_against_the_fix(tmp_path, bug, group, isolate):
+    result = run_fuzz(RunConfig(target=f"{PLANTED}:{bug}", max_examples=80, seed=0, settings_profile="ci",
+                                groups=(group,), report_dir=str(tmp_path), isolate=isolate, timeout=2))
+    assert result.failures, f"{bug}: the {group} group found nothing"
     folder = result.failures[0].report_dir
-    done = _repro(folder)
-    assert done.returncode == 1, f"against the bug: expected exit 1, got {done.returncode}\n{done.stdout}{done.stderr}"
-    source = open(os.path.join(folder, "repro.py")).read()
-    with open(os.path.join(folder, "repro.py"), "w") as handle:
-        handle.write(source.replace(":nan_breaks_order", ":CORRECT"))
-    done = _repro(folder)
-    assert done.returncode == 0, f"against the fix: expected exit 0, got {done.returncode}\n{done.stdout}{done.stderr}"
+    repro = read(folder, "repro.py")
+    assert not IMPORTS_TOPKSPEC.search(repro) and f"function = module.{bug}" in repro, f"{bug}: repro.py\n{repro}"
+    assert len(repro.splitlines()) < 60, f"{bug}: repro.py has {len(repro.splitlines())} lines"
+    done = run_program(os.path.join(folder, "repro.py"))
+    assert done.returncode == 1, f"{bug}: against the bug expected exit 1, got {done.returncode}\n{done.stdout}{done.stderr}"
+    fixed = os.path.join(folder, "fixed.py")
+    with open(fixed, "w") as handle:
+        handle.write(repro.replace(f"module.{bug}", "module.CORRECT"))
+    done = run_program(fixed)
+    assert done.returncode == 0, f"{bug}: against the fix expected exit 0, got {done.returncode}\n{done.stdout}{done.stderr}"
+    report = read(folder, "report.md")
+    title = report.splitlines()[0]
+    assert title.startswith(f"# {bug} (planted_bugs.py) ") and "out." not in title, f"{bug}: title {title}"
+    assert "learn.microsoft.com" in report and "onnx.ai" not in report, f"{bug}: a dml:5.0 report quotes DirectML only"
+
+
+def test_the_directml_provider_repro_compiles_k_in_with_its_session_options(tmp_path):
+    case = Case("dml:5.0", "TOP_K1", "float16", (1, 4), 1, 2, index_dtype="int64")
+    violation = Violation("out.exact", "out.exact: position 0: wrong", expected=1, actual=2)
+    folder = write_report(make_failure(case, np.arange(4, dtype=np.float16).reshape(1, 4), [None], violation,
+                                       target="onnxruntime-directml"),
+                          make_result("dml:5.0"), str(tmp_path), target_spec="onnxruntime-directml")
+    repro, report = read(folder, "repro.py"), read(folder, "report.md")
+    for line in ('initializers.append(helper.make_tensor("K", TensorProto.INT64, [1], [k]))',
+                 "options.enable_mem_pattern = False", "options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL",
+                 'options.add_session_config_entry("session.disable_cpu_ep_fallback", "1")',
+                 'providers=["DmlExecutionProvider"]'):
+        assert line in repro, f"the DirectML provider repro lacks {line!r}:\n{repro}"
+    assert report.startswith("# ONNX Runtime TopK-11 (DirectML) returns a wrong result"), report.splitlines()[0]
+    assert "K compiled into the model as an initializer" in report, report
+
+
+class _Custom(Target):
+    name = "custom-npu"
+    repro_kind = "custom-npu"
+
+
+def test_a_target_kind_plugs_in_its_own_repro_program_and_stack(tmp_path):
+    template = tmp_path / "npu.tmpl"
+    template.write_text("def topk(x, k, axis):\n    return $call\n")
+    writer = ReproWriter(template=template, needs="numpy and the NPU driver",
+                         fill=lambda target, case, spec: {"call": "npu_topk(x, k, axis)  # on $device".replace(
+                             "$device", "NPU 0")},
+                         stack=lambda target, case, spec: Stack("NPU runtime", "TopK-11", "NPU 0", {"npu": "2.1"},
+                                                                ("compiled with -O2",)))
+    register_repro_writer("custom-npu", writer)
+    case = Case("onnx:11", "TopK", "float32", (2,), 0, 1, index_dtype="int64")
+    violation = Violation("out.exact", "out.exact: position 0: wrong", expected=1, actual=2)
+    folder = write_report(make_failure(case, np.array([1, 2], np.float32), [None], violation, target="custom-npu"),
+                          make_result("onnx:11"), str(tmp_path), target_spec=_Custom())
+    repro, report = read(folder, "repro.py"), read(folder, "report.md")
+    assert "npu_topk(x, k, axis)  # on NPU 0" in repro and "Needs numpy and the NPU driver" in repro, repro
+    assert report.startswith("# NPU runtime TopK-11 (NPU 0) returns a wrong result"), report.splitlines()[0]
+    assert "npu 2.1" in report and "- compiled with -O2" in report, f"stack description:\n{report}"
+
+
+class _TwoOperators(Target):
+    name = "two-operators"
+    repro_kind = "two-operators"
+
+
+@pytest.mark.parametrize("top_k_body, exit_code", [
+    ("order = np.argsort(-x, kind='stable')", 0),  # DML_TOP_K as DML_TOP_K1 DECREASING: agree
+    ("order = np.argsort(-x, kind='stable') if op == 'TOP_K1' else np.argsort(-x, kind='stable')[::-1]", 1),
+])
+def test_a_writer_that_takes_the_operator_compares_top_k_with_top_k1(tmp_path, top_k_body, exit_code):
+    template = tmp_path / "two.tmpl"
+    template.write_text("def topk(x, k, axis, op):\n    $body\n    return x[order[:k]], order[:k]\n")
+    register_repro_writer("two-operators", ReproWriter(
+        template=template, needs="numpy", fill=lambda target, case, spec: {"body": top_k_body},
+        stack=lambda target, case, spec: Stack("Two", "DML_TOP_K1", "GPU"), takes_op=True))
+    case = Case("dml:5.0", "TOP_K1", "float32", (3,), 0, 2, index_dtype="uint32")
+    x = np.array([1, 1, 1], np.float32)
+    violation = Violation("out.topk_equals_topk1", "out.topk_equals_topk1: differ", expected=0, actual=1)
+    failure = make_failure(case, x, [None, None], violation, target="two-operators",
+                           calls=[(case, x), (case.with_(op="TOP_K"), x)])
+    folder = write_report(failure, make_result("dml:5.0"), str(tmp_path), target_spec=_TwoOperators())
+    repro = read(folder, "repro.py")
+    assert 'topk(X, K, AXIS, op="TOP_K1")' in repro and 'topk(X, K, AXIS, op="TOP_K")' in repro, repro
+    done = run_program(os.path.join(folder, "repro.py"))
+    assert done.returncode == exit_code, f"expected exit {exit_code}, got {done.returncode}\n{done.stdout}{done.stderr}"

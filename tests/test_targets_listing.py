@@ -62,3 +62,16 @@ def test_format_shows_reasons_and_matrix(rows):
         if not row["available"]:
             assert f"needs: {row['reason']}" in text
     assert "onnx:24" in text and "validates: yes" in text
+
+
+def test_each_missing_type_is_one_line_with_the_profiles_it_is_missing_at():
+    rows = [{"name": "t", "available": True, "reason": "", "version": "1", "default_profile": "onnx:11",
+             "validates": False, "validates_tables": (), "index_dtype": None,
+             "support": {"dml:3.1": {"supported": ["float32"], "unsupported": {"uint16": "no kernel\nsecond line"}},
+                         "onnx:11": {"supported": ["float32"], "unsupported": {"uint16": "no kernel at 11",
+                                                                                 "int8": "x" * 500}}}}]
+    lines = format_targets(rows).splitlines()
+    uint16 = [line for line in lines if "no uint16" in line]
+    assert uint16 == ["    no uint16 (dml:3.1, onnx:11): no kernel"], f"uint16 lines: {uint16}"
+    int8 = [line for line in lines if "no int8" in line]
+    assert len(int8) == 1 and len(int8[0]) < 200 and int8[0].endswith("…"), f"a long reason is cut: {int8}"

@@ -29,13 +29,13 @@ def hypothesis_floor(max_examples: int, seed: int = 0) -> dict:
             "examples_per_s": round(len(calls) / seconds, 1)}
 
 
-def bench_target(name: str, *, max_examples: int, seed: int = 0, isolate=None) -> dict:
+def bench_target(name: str, *, max_examples: int, seed: int = 0, isolate=None, progress=None) -> dict:
     """One fuzz run (ci settings, no shrinking, no reports) timed: generation is what
     Hypothesis spends outside the example bodies (drawing and bookkeeping)."""
     from topkspec.runner import RunConfig, run_fuzz
 
     result = run_fuzz(RunConfig(target=name, max_examples=max_examples, seed=seed, settings_profile="ci",
-                                isolate=isolate, shrink=False))
+                                isolate=isolate, shrink=False, progress=progress))
     timing = result.timing
     return {"target": name, "examples": result.total_examples,
             "examples_per_s": round(result.total_examples / result.seconds, 1),
@@ -44,8 +44,13 @@ def bench_target(name: str, *, max_examples: int, seed: int = 0, isolate=None) -
             "seconds": round(result.seconds, 3), "failures": len(result.failures)}
 
 
-def run_bench(names, *, max_examples: int = 300, seed: int = 0):
-    """JSON-ready lines: Hypothesis's floor first, then each target."""
+def run_bench(names, *, max_examples: int = 300, seed: int = 0, progress=None):
+    """JSON-ready lines: Hypothesis's floor first, then each target (progress lines, which target
+    and how far, go to the `progress` stream when given)."""
+    if progress is not None:
+        progress.write("topkspec: bench: Hypothesis's floor\n")
     yield hypothesis_floor(max_examples, seed)
-    for name in names:
-        yield bench_target(name, max_examples=max_examples, seed=seed)
+    for number, name in enumerate(names, 1):
+        if progress is not None:
+            progress.write(f"topkspec: bench target {number} of {len(names)}: {name}\n")
+        yield bench_target(name, max_examples=max_examples, seed=seed, progress=progress)

@@ -6,6 +6,7 @@ Exit codes: 0 every property held (or the command did its job), 1 something was 
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import os
 import sys
@@ -54,11 +55,31 @@ def _add_run_options(parser) -> None:
                         help="run the target in a worker process: auto isolates native targets")
 
 
+def did_you_mean(name: str) -> str:
+    """' (did you mean 'onnxruntime'?)' for a misspelled target name, else ''."""
+    from topkspec.targets.registry import known_names
+
+    close = difflib.get_close_matches(name, known_names(), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def check_target_names(names) -> None:
+    """Unknown plain names stop at once with a suggestion; import strings are checked when loaded."""
+    from topkspec.targets.registry import known_names
+
+    for name in names:
+        if ":" not in name and name not in known_names():
+            raise UsageError(f"unknown target {name!r}{did_you_mean(name)}: known targets are "
+                             f"{', '.join(known_names())}; or give package.module:attr or path/to/file.py:attr")
+
+
 def build_parser() -> argparse.ArgumentParser:
+    from topkspec import __version__
     from topkspec.runner import PROFILES
     from topkspec.spec.commands import add_spec_arguments, add_validate_arguments
 
     parser = _Parser(prog="topkspec", description="Specification and fuzzing suite for the TopK operator.")
+    parser.add_argument("--version", action="version", version=f"topkspec {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     fuzz = sub.add_parser("fuzz", help="fuzz one target against the spec")
@@ -85,12 +106,14 @@ def build_parser() -> argparse.ArgumentParser:
     matrix.add_argument("--max-examples", type=_positive, default=200, help="examples per target")
     matrix.add_argument("--out", default=None, help="write the markdown here (default: standard output)")
     matrix.add_argument("--report-dir", default="topkspec-reports", help="report folders, one per target")
+    matrix.add_argument("--quiet", action="store_true", help="no progress lines")
     _add_run_options(matrix)
 
     bench = sub.add_parser("bench", help="examples per second per target, JSON lines")
     bench.add_argument("--targets", default="reference,onnxruntime", help="comma-separated targets")
     bench.add_argument("--max-examples", type=_positive, default=300, help="examples per target")
     bench.add_argument("--seed", type=int, default=0)
+    bench.add_argument("--quiet", action="store_true", help="no progress lines")
 
     from topkspec.targets.directml.commands import add_parser as add_directml_parser
     add_directml_parser(sub)
@@ -104,6 +127,7 @@ def _isolate(choice: str):
 def cmd_fuzz(args) -> int:
     from topkspec.runner import RunConfig, format_summary, run_fuzz
 
+    check_target_names([args.target])
     config = RunConfig(target=args.target, profile=args.profile, max_examples=args.max_examples,
                        seed=args.seed, settings_profile=args.settings_profile, database=args.database,
                        report_dir=args.report_dir, isolate=_isolate(args.isolate), timeout=args.timeout,
@@ -127,10 +151,11 @@ def cmd_matrix(args) -> int:
     names = [name.strip() for name in args.targets.split(",") if name.strip()]
     if not names:
         raise UsageError("--targets needs at least one target")
+    check_target_names(names)
     out_dir = os.path.dirname(os.path.abspath(args.out)) if args.out else os.getcwd()
     text, found = run_matrix(names, max_examples=args.max_examples, seed=args.seed, profile=args.profile,
                              report_dir=args.report_dir, isolate=_isolate(args.isolate), timeout=args.timeout,
-                             out_dir=out_dir)
+                             out_dir=out_dir, progress=None if args.quiet else sys.stderr)
     if args.out:
         with open(args.out, "w") as handle:
             handle.write(text)
@@ -144,7 +169,9 @@ def cmd_bench(args) -> int:
     from topkspec.bench import run_bench
 
     names = [name.strip() for name in args.targets.split(",") if name.strip()]
-    for line in run_bench(names, max_examples=args.max_examples, seed=args.seed):
+    check_target_names(names)
+    for line in run_bench(names, max_examples=args.max_examples, seed=args.seed,
+                          progress=None if args.quiet else sys.stderr):
         print(json.dumps(line), flush=True)
     return 0
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from topkspec.reports import slug
+from topkspec.report import slug
 
 
 def _rules_checked(result) -> dict:
@@ -58,7 +58,7 @@ def format_matrix(results: dict, out_dir: str = ".") -> str:
 
 
 def run_matrix(names, *, max_examples: int = 200, seed=None, profile=None, report_dir="topkspec-reports",
-               isolate=None, timeout=5.0, out_dir: str = "."):
+               isolate=None, timeout=5.0, out_dir: str = ".", progress=None):
     """(markdown, found): run each target, then the table; found is True when any broke a rule.
     An unknown target is bad usage (TargetError); one that cannot run here becomes a column of
     'unsupported'."""
@@ -68,10 +68,12 @@ def run_matrix(names, *, max_examples: int = 200, seed=None, profile=None, repor
     for name in names:
         get_target(name).close()  # bad names fail before any run starts
     results: dict = {}
-    for name in names:
+    for number, name in enumerate(names, 1):
+        if progress is not None:
+            progress.write(f"topkspec: matrix target {number} of {len(names)}: {name}\n")
         config = RunConfig(target=name, profile=profile, max_examples=max_examples, seed=seed,
                            settings_profile="ci", report_dir=os.path.join(report_dir, slug(name)),
-                           isolate=isolate, timeout=timeout)
+                           isolate=isolate, timeout=timeout, progress=progress)
         try:
             results[name] = run_fuzz(config)
         except RunError as exc:

@@ -5,6 +5,9 @@ It is loaded in every pytest run, so it imports nothing heavy at import time and
 unless a test asks for its fixtures. The suite's own tests run with
 
     pytest --pyargs topkspec.suite --topk-target onnxruntime --hypothesis-profile ci
+
+A failing suite test shows what was found (input, expected, actual, the rule's sentence) and,
+with --topk-report-dir, the folder its bug report went to.
 """
 from __future__ import annotations
 
@@ -46,7 +49,12 @@ def _check_options(config) -> None:
             from topkspec import spec
             spec.parse_profile(profile)
     except ValueError as exc:
-        raise pytest.UsageError(f"topkspec: {exc}") from None
+        message = str(exc)
+        if name is not None and message.startswith("unknown target"):
+            from topkspec.cli import did_you_mean
+
+            message = message.replace(f"{name!r}", f"{name!r}{did_you_mean(name)}", 1)
+        raise pytest.UsageError(f"topkspec: {message}") from None
 
 
 class TopKSession:
@@ -62,39 +70,75 @@ class TopKSession:
         self.report_dir = config.getoption("--topk-report-dir")
         self.target = resolve_target(self.target_spec, isolate=None, timeout=self.timeout)
         self.profile = spec.parse_profile(config.getoption("--topk-spec") or self.target.default_profile).name
-        self.reports = 0
-        self.reported = set()  # (target, rule, failure class) already written
+        self.groups = self._plan()  # group -> (strategy, example, ctx, result) for the groups that apply
+        self.reported: dict = {}  # (target, rule, failure class) -> report folder
 
-    def run_group(self, group: str) -> None:
-        """Check one property group under the loaded Hypothesis settings; on failure write
-        its report (when asked) and fail the test."""
+    def _plan(self) -> dict:
+        """{group: (strategy, example, ctx, result)}, built when the session starts: outside any
+        test, since building a group wraps its example in @given."""
         from hypothesis import settings
 
-        from topkspec.reports import write_report
-        from topkspec.runner import KeyedDatabase, RunResult, group_test, plan_groups
+        from topkspec.runner import RunResult, group_test, plan_groups
 
-        groups = plan_groups(self.target, self.profile)
-        if group not in groups:
+        groups = {}
+        for group, (strategy, body) in plan_groups(self.target, self.profile).items():
+            result = RunResult(target=self.target.name, version=self.target.version(), profile=self.profile,
+                               settings_profile=None, seed=None, max_examples=settings.default.max_examples)
+            test, ctx = group_test(self.target, result, group, strategy, body)
+            groups[group] = (strategy, test.hypothesis.inner_test, ctx, result)
+        return groups
+
+    def check(self, group: str, data) -> None:
+        """One example of a property group: draw it from `data` (the suite test's
+        `st.data()`, so --hypothesis-show-statistics shows the strategies' coverage events)
+        and check it; a broken property raises its Violation."""
+        planned = self.groups.get(group)
+        if planned is None:
             pytest.skip(f"{group} does not apply to {self.target.name} at {self.profile}")
-        result = RunResult(target=self.target.name, version=self.target.version(), profile=self.profile,
-                           settings_profile=None, seed=None, max_examples=settings.default.max_examples)
-        strategy, body = groups[group]
-        test, ctx = group_test(self.target, result, group, strategy, body)
-        if settings.default.database is not None:
-            key = f"{self.target.name}|{self.profile}|{group}"
-            test = settings(database=KeyedDatabase(settings.default.database, key))(test)
-        try:
-            test()
-        except Exception:
-            if self.report_dir and ctx.last is not None and ctx.last.key not in self.reported:
-                self.reported.add(ctx.last.key)
-                self.reports += 1
-                write_report(ctx.last, result, self.report_dir, target_spec=self.target_spec,
-                             index=self.reports, timeout=self.timeout)
-            raise
+        strategy, example, _ctx, _result = planned
+        example(data.draw(strategy, label=group))
+
+    def failure_of(self, group: str):
+        """The shrunk failure of a group that failed, or None."""
+        planned = self.groups.get(group)
+        return planned[2].last if planned else None
+
+    def write_report(self, group: str) -> str | None:
+        """Write the group's bug report (once per distinct failure) when a folder was asked for."""
+        from topkspec.report import write_report
+
+        failure = self.failure_of(group)
+        if failure is None or not self.report_dir:
+            return None
+        if failure.key not in self.reported:
+            self.reported[failure.key] = write_report(failure, self.groups[group][3], self.report_dir,
+                                                      target_spec=self.target_spec,
+                                                      index=len(self.reported) + 1, timeout=self.timeout)
+        return self.reported[failure.key]
 
     def close(self) -> None:
         self.target.close()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed suite test shows what was found and names its report folder."""
+    outcome = yield
+    report = outcome.get_result()
+    if call.when != "call" or not report.failed or "topk_session" not in getattr(item, "funcargs", {}):
+        return
+    group = getattr(getattr(item, "callspec", None), "params", {}).get("group")
+    session = item.funcargs["topk_session"]
+    failure = session.failure_of(group) if group else None
+    if failure is None:
+        return
+    from topkspec.report.summary import failure_lines
+
+    lines = [f"[{failure.failure_class}] {failure.rule}: {failure.case.describe()}"]
+    lines += failure_lines(failure, indent="    ")
+    folder = session.write_report(group)
+    lines.append(f"bug report: {folder}" if folder else "bug report: none written (give --topk-report-dir DIR)")
+    report.sections.append(("topkspec: what was found", "\n".join(lines)))
 
 
 @pytest.fixture(scope="session")

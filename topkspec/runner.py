@@ -34,6 +34,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 from topkspec import dtypes, failures
 from topkspec.failures import Violation
 from topkspec.isolation import DEFAULT_TIMEOUT, IsolatedTarget, TargetCrashed, TargetHung
+from topkspec.summary import Progress, format_summary  # noqa: F401  (the run's progress and summary)
 from topkspec.targets.base import Rejected, Target
 
 DEFAULT_DATABASE = os.path.join(".topkspec", "examples")
@@ -163,6 +164,7 @@ class RunResult:
     errors: list = field(default_factory=list)  # (group, message): the suite itself failed
     seconds: float = 0.0
     timing: Counter = field(default_factory=Counter)  # target_s, checks_s, body_s
+    budgets: dict = field(default_factory=dict)  # group -> its share of max_examples
 
     @property
     def total_examples(self) -> int:
@@ -193,27 +195,6 @@ class RunConfig:
 
 
 # -- the run ----------------------------------------------------------------------------------
-
-class Progress:
-    """Progress lines on a stream: examples done, failures found (at most one per second)."""
-
-    def __init__(self, stream, total: int):
-        self.stream = stream
-        self.total = total
-        self.last = 0.0
-
-    def update(self, result: RunResult, group: str, force: bool = False) -> None:
-        if self.stream is None:
-            return
-        now = time.monotonic()
-        if not force and now - self.last < 1.0:
-            return
-        self.last = now
-        # Shrinking a failure runs examples beyond the budget, so the count may pass it.
-        self.stream.write(f"topkspec: [{group}] {result.total_examples} examples (budget {self.total}), "
-                          f"{len(result.failures)} failure(s)\n")
-        self.stream.flush()
-
 
 def _check_names() -> dict:
     from topkspec.properties import CATALOGUE
@@ -509,9 +490,10 @@ def run_fuzz(config: RunConfig) -> RunResult:
         groups = plan_groups(target, profile)
         if config.groups is not None:
             groups = {g: v for g, v in groups.items() if g in config.groups}
-        progress = Progress(config.progress, budget)
+        progress = Progress(config.progress, budget, label=target.name)
         start = time.perf_counter()
-        for group, examples in split_budget(budget, groups).items():
+        result.budgets = split_budget(budget, groups)
+        for group, examples in result.budgets.items():
             strategy, body = groups[group]
             group_settings = settings(
                 max_examples=examples, deadline=None,
@@ -528,7 +510,7 @@ def run_fuzz(config: RunConfig) -> RunResult:
     finally:
         target.close()
     if config.report_dir:
-        from topkspec.reports import write_reports
+        from topkspec.report import write_reports
         write_reports(result, config.report_dir, target_spec=config.target, timeout=config.timeout)
     return result
 
@@ -597,41 +579,3 @@ def _run_group(target, result, group, strategy, body, group_settings, seed, prog
             return
         finally:
             result.timing["group_s"] += time.perf_counter() - group_start
-
-
-# -- the summary ------------------------------------------------------------------------------
-
-def format_summary(result: RunResult) -> str:
-    """The end-of-run summary a person reads."""
-    lines = [f"topkspec fuzz: {result.target} ({result.version}), spec {result.profile}, "
-             f"{result.total_examples} examples in {result.seconds:.1f}s"
-             + (f", seed {result.seed}" if result.seed is not None else "")]
-    lines.append("examples per property:")
-    for name, count in sorted(result.checks.items()):
-        lines.append(f"  {name:<20} {count}")
-    lines.append("coverage per type and rank:")
-    by_type: dict = {}
-    for (dtype, rank), count in result.coverage.items():
-        by_type.setdefault(dtype, {})[rank] = count
-    for dtype in sorted(by_type):
-        ranks = ", ".join(f"rank {r}: {c}" for r, c in sorted(by_type[dtype].items()))
-        lines.append(f"  {dtype:<10} {ranks}")
-    if result.unsupported:
-        lines.append("unsupported cases by reason:")
-        for reason, count in result.unsupported.most_common():
-            lines.append(f"  {count:>5}  {reason}")
-    if result.not_runnable:
-        lines.append(f"invalid descriptors drawn that no call can carry (see `topkspec validate`): "
-                     f"{result.not_runnable}")
-    if result.failures:
-        lines.append("failures by class:")
-    elif not result.errors:
-        lines.append("failures: none, every property held")
-    for name, count in sorted(result.failures_by_class().items()):
-        lines.append(f"  {name:<28} {count}")
-    for failure in result.failures:
-        where = f" -> {failure.report_dir}" if failure.report_dir else ""
-        lines.append(f"  [{failure.failure_class}] {failure.rule}: {failure.case.describe()}{where}")
-    for group, message in result.errors:
-        lines.append(f"error in group {group} (a fault of the suite, not the target): {message}")
-    return "\n".join(lines)

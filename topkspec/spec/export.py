@@ -1,4 +1,9 @@
-"""The whole spec as one JSON-ready document (schema_version 1).
+"""The whole spec as one JSON-ready document (schema_version 2).
+
+Schema 2 (from 1): each rule's `sources` are citations {doc, section, quote, [versions],
+[note]} of public documents, and `documents` maps each document id to {title, url, family,
+ops}; `dml_revisions` is keyed by revision (the newest table each has) with the document to
+read it in. Every other field is as in schema 1.
 
 The validator itself runs from this document (validate.Validator), so what the export holds is
 all a validator in another language needs: the tables, the rules with their check kinds and
@@ -12,7 +17,7 @@ from topkspec.spec.checks import CHECK_KINDS, DML_DATA_TYPE_SIZES
 from topkspec.spec.profiles import STANDARD_PROFILES
 from topkspec.spec.rules import RULE_LIST
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _STATUSES = {
     "documented": "the source text states it",
@@ -54,7 +59,7 @@ def export() -> dict:
             "onnx_type_strings": dict(dtypes.ONNX_TYPE_STRINGS),
         },
         "rules": [rule.to_dict() for rule in RULE_LIST],
-        "documents": dict(tables.DOCUMENTS),
+        "documents": {doc: dict(entry) for doc, entry in tables.DOCUMENTS.items()},
         "dml_revisions": tables.DML_REVISIONS,
         "dml_revision_differences": tables.DML_REVISION_DIFFERENCES,
         "dml_worked_examples": tables.DML_WORKED_EXAMPLES,

@@ -46,3 +46,30 @@ def ranks(profile, op=None) -> list[int]:
         return list(range(1, ONNX_MAX_RANK + 1))
     return list(_row(prof, op or ops(prof)[-1])["ranks"])
 
+
+
+def tables_used(profile) -> dict:
+    """Which table judges each operator: {"TOP_K1": "5_0", "TOP_K": "5_0"} (the support row a
+    DirectML level uses) or {"TopK": "24"} (the TopK version an opset resolves to)."""
+    prof = parse_profile(profile)
+    if prof.family == "onnx":
+        return {"TopK": prof.opset}
+    return {op: support_row(_TABLES, op, prof.level)["since"] for op in ops(prof)}
+
+
+def profile_text(profile) -> str:
+    """How a profile is judged, in words: 'ONNX TopK-24'; a profile that names no known
+    level or TopK version says which tables stand in for it."""
+    prof = parse_profile(profile)
+    used = tables_used(prof)
+    if prof.family == "onnx":
+        text = f"ONNX TopK-{used['TopK']}"
+        if str(prof.requested_opset) != used["TopK"]:
+            text += f" (the newest TopK version at or below opset {prof.requested_opset})"
+        return text
+    rows = ", ".join(f"DML_{op} by its DML_FEATURE_LEVEL_{since} table" for op, since in used.items())
+    text = f"DirectML DML_FEATURE_LEVEL_{prof.level_name} ({rows}"
+    if prof.level_name not in DML_FEATURE_LEVELS:
+        text += f"; {prof.level_name} is no feature level this spec knows, so the newest tables below it stand in"
+    text += ")"
+    return text

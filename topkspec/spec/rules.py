@@ -5,7 +5,8 @@ in `checks.CHECK_KINDS` and exported with their meaning), so another validator c
 re-implement them from the JSON export alone. Output rules have no check: the property
 functions in `topkspec.properties` enforce them and name them by id.
 
-Statuses (DESIGN.md): "documented" (the text says so), "interpretation" (the text is
+Sources are citations (`citations.quote`): a public document, a section and the deciding
+sentence quoted. Statuses: "documented" (the text says so), "interpretation" (the text is
 ambiguous or silent and we chose; `reason` says why), "unspecified" (no guarantee;
 properties must not assume one).
 """
@@ -13,24 +14,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from topkspec.spec.tables import (
-    DESIGN, DML_BUFFER_TENSOR_PAGE, DML_TOP_K_PAGE, ONNX_SCHEMA_24,
-    SEED_000, SEED_001, SEED_002, SEED_003, SEED_004,
-)
+from topkspec.spec.citations import BUFFER, K1, LEVELS, ONNX, TOPK, section_title
+from topkspec.spec.tables import DOCUMENTS
 
 DOCUMENTED = "documented"
 INTERPRETATION = "interpretation"
 UNSPECIFIED = "unspecified"
-
-_DML_ALL = [SEED_000, SEED_002, SEED_003, SEED_004]
-_DML_NEWER = [SEED_000, SEED_003, SEED_004]
 
 
 @dataclass(frozen=True)
 class Rule:
     id: str
     statement: str
-    sources: tuple  # ({"doc": ..., "section": ...}, ...)
+    sources: tuple  # citations: ({"doc", "section", "quote", ["versions"], ["note"]}, ...)
     status: str
     scope: str  # "dml" (descriptor), "onnx" (descriptor), "output" (results), "lowering"
     ops: tuple = ()  # descriptor rules: the operators it applies to
@@ -47,12 +43,15 @@ class Rule:
 
     @property
     def source(self) -> str:
-        """The sources as one line: 'doc (section); doc (section)'."""
-        groups: dict[str, list[str]] = {}  # section -> docs, in order of first appearance
-        for s in self.sources:
-            groups.setdefault(s.get("section", ""), []).append(s["doc"])
-        return "; ".join(", ".join(docs) + (f" ({section})" if section else "")
-                         for section, docs in groups.items())
+        """The sources as one line: 'title, section; title, section'."""
+        return "; ".join(f"{DOCUMENTS[s['doc']]['title']}, {section_title(s)}" for s in self.sources)
+
+    def sources_for(self, family: str, op: str | None = None, version: str | None = None) -> list:
+        """The citations a report on one spec family quotes: that family's documents only, for the
+        operator (DirectML) and the TopK version (ONNX) when given, when any match them."""
+        from topkspec.spec.citations import applicable
+
+        return applicable(self.sources, family, op=op, version=version)
 
     @property
     def observations(self) -> list:
@@ -82,12 +81,6 @@ class Rule:
         return data
 
 
-def _src(docs, section):
-    if isinstance(docs, str):
-        docs = [docs]
-    return tuple({"doc": d, "section": section} for d in docs)
-
-
 _BOTH = ("TOP_K", "TOP_K1")
 _T3 = ("InputTensor", "OutputValueTensor", "OutputIndexTensor")
 
@@ -95,149 +88,149 @@ RULE_LIST = [
     # ---- DirectML descriptors -------------------------------------------------------
     Rule("dml.desc.fields",
          "The descriptor has every member of its operator's struct, each of the right JSON type, and no other.",
-         _src(_DML_ALL, "Syntax") + _src(DML_TOP_K_PAGE, "Syntax"), DOCUMENTED, "dml", _BOTH,
+         (K1.SYNTAX, TOPK.SYNTAX), DOCUMENTED, "dml", _BOTH,
          check={"kind": "dml_fields"}),
     Rule("dml.tensor.fields",
          "Each tensor desc has DataType and Sizes (a list of non-negative integers); Strides, TotalTensorSizeInBytes, GuaranteedBaseOffsetAlignment and Flags are optional and nothing else is allowed.",
-         _src(DML_BUFFER_TENSOR_PAGE, "Members"), DOCUMENTED, "dml", _BOTH,
+         (BUFFER.SYNTAX, BUFFER.STRIDES_OPTIONAL), DOCUMENTED, "dml", _BOTH,
          check={"kind": "dml_tensor_fields", "tensors": list(_T3)}, requires=("dml.desc.fields",)),
     Rule("dml.operator.available",
          "The operator exists at the feature level: TOP_K from DML_FEATURE_LEVEL_1_0, TOP_K1 from DML_FEATURE_LEVEL_2_1.",
-         _src(_DML_ALL, "Availability") + _src(DML_TOP_K_PAGE, "Availability"), DOCUMENTED, "dml", _BOTH,
+         (K1.AVAILABILITY, TOPK.AVAILABILITY, LEVELS.CUMULATIVE), DOCUMENTED, "dml", _BOTH,
          check={"kind": "dml_operator_available", "table": "dml_support"}, requires=("dml.desc.fields",)),
     Rule("dml.tensor.sizes_positive",
          "Every size of InputTensor is at least 1 (the output sizes follow from it and K).",
-         _src(DML_BUFFER_TENSOR_PAGE, "Sizes"), INTERPRETATION, "dml", _BOTH,
+         (BUFFER.SIZES,), INTERPRETATION, "dml", _BOTH,
          check={"kind": "sizes_min", "tensors": ["InputTensor"], "min": 1},
          requires=("dml.desc.fields", "dml.tensor.fields"),
          reason="DirectML tensors have no empty form; with K >= 1 the axis is never empty, and we apply the same to every dimension."),
     Rule("dml.rank.same",
          "InputTensor, OutputIndexTensor and OutputValueTensor have the same DimensionCount.",
-         _src(_DML_NEWER, "Tensor constraints"), DOCUMENTED, "dml", _BOTH,
+         (K1.SAME_RANK, TOPK.SAME_RANK), DOCUMENTED, "dml", _BOTH,
          check={"kind": "same_rank", "tensors": list(_T3)},
          requires=("dml.desc.fields", "dml.tensor.fields")),
     Rule("dml.rank.supported",
          "Each tensor's DimensionCount is one the support table allows at the feature level (4 at 2_1; 1 to 8 from 3_1).",
-         _src(_DML_ALL, "Tensor support") + _src(DML_TOP_K_PAGE, "Tensor support"), DOCUMENTED, "dml", _BOTH,
+         (K1.SUPPORT_5_0, K1.SUPPORT_3_1, K1.SUPPORT_2_1, TOPK.SUPPORT, LEVELS.CUMULATIVE), DOCUMENTED, "dml", _BOTH,
          check={"kind": "rank_in_table", "tensors": list(_T3), "table": "dml_support"},
          requires=("dml.desc.fields", "dml.tensor.fields", "dml.operator.available")),
     Rule("dml.dtype.value_supported",
          "InputTensor and OutputValueTensor have a value type the support table allows at the feature level (INT64/UINT64 from 5_0; FLOAT64 never).",
-         _src(_DML_ALL, "Tensor support") + _src(DML_TOP_K_PAGE, "Tensor support"), DOCUMENTED, "dml", _BOTH,
+         (K1.SUPPORT_5_0, K1.SUPPORT_3_1, K1.SUPPORT_2_1, TOPK.SUPPORT, LEVELS.CUMULATIVE), DOCUMENTED, "dml", _BOTH,
          check={"kind": "dtype_in_table", "tensors": ["InputTensor", "OutputValueTensor"],
                 "table": "dml_support", "column": "value_types"},
          requires=("dml.desc.fields", "dml.tensor.fields", "dml.operator.available")),
     Rule("dml.dtype.index_supported",
          "OutputIndexTensor has an index type the support table allows (UINT32; UINT64 too from 5_0).",
-         _src(_DML_ALL, "Tensor support") + _src(DML_TOP_K_PAGE, "Tensor support"), DOCUMENTED, "dml", _BOTH,
+         (K1.SUPPORT_5_0, K1.SUPPORT_3_1, K1.SUPPORT_2_1, TOPK.SUPPORT, LEVELS.CUMULATIVE), DOCUMENTED, "dml", _BOTH,
          check={"kind": "dtype_in_table", "tensors": ["OutputIndexTensor"],
                 "table": "dml_support", "column": "index_types"},
          requires=("dml.desc.fields", "dml.tensor.fields", "dml.operator.available")),
     Rule("dml.dtype.same",
          "InputTensor and OutputValueTensor have the same DataType.",
-         _src(_DML_ALL, "Tensor constraints"), DOCUMENTED, "dml", _BOTH,
+         (K1.SAME_DTYPE, TOPK.SAME_DTYPE), DOCUMENTED, "dml", _BOTH,
          check={"kind": "same_dtype", "tensors": ["InputTensor", "OutputValueTensor"]},
          requires=("dml.desc.fields", "dml.tensor.fields")),
     Rule("dml.axis.range",
          "Axis is less than the DimensionCount of InputTensor.",
-         _src(_DML_ALL, "Axis"), DOCUMENTED, "dml", _BOTH,
+         (K1.AXIS, TOPK.AXIS), DOCUMENTED, "dml", _BOTH,
          check={"kind": "axis_below_rank", "tensor": "InputTensor"},
          requires=("dml.desc.fields", "dml.tensor.fields")),
     Rule("dml.k.positive",
          "K is greater than 0.",
-         _src(_DML_ALL, "K"), DOCUMENTED, "dml", _BOTH,
+         (K1.K, TOPK.K), DOCUMENTED, "dml", _BOTH,
          check={"kind": "k_min", "min": 1}, requires=("dml.desc.fields",)),
     Rule("dml.k.max",
          "K is at most the size of InputTensor along Axis.",
-         _src(_DML_ALL, "K") + _src(DESIGN, "Decisions already made: K range"), INTERPRETATION, "dml", _BOTH,
+         (K1.K, TOPK.K), INTERPRETATION, "dml", _BOTH,
          check={"kind": "k_max_axis_size", "tensor": "InputTensor", "inclusive": True},
          requires=("dml.desc.fields", "dml.tensor.fields", "dml.axis.range"), lenient_only=True,
          reason="The text says 'less than' the axis size, but Microsoft's own code and ONNX Runtime's DirectML tests use K equal to the axis size, and ONNX allows it; strict_doc applies the literal text (dml.k.max_strict)."),
     Rule("dml.k.max_strict",
          "K is less than the size of InputTensor along Axis (the literal text; active under strict_doc).",
-         _src(_DML_ALL, "K"), DOCUMENTED, "dml", _BOTH,
+         (K1.K, TOPK.K), DOCUMENTED, "dml", _BOTH,
          check={"kind": "k_max_axis_size", "tensor": "InputTensor", "inclusive": False},
          requires=("dml.desc.fields", "dml.tensor.fields", "dml.axis.range"), strict_only=True),
     Rule("dml.direction.enum",
          "AxisDirection is DML_AXIS_DIRECTION_INCREASING (0) or DML_AXIS_DIRECTION_DECREASING (1).",
-         _src(_DML_ALL, "AxisDirection"), DOCUMENTED, "dml", ("TOP_K1",),
+         (K1.DIRECTION_ENUM, K1.DIRECTION), DOCUMENTED, "dml", ("TOP_K1",),
          check={"kind": "enum", "field": "AxisDirection", "values": [0, 1]}, requires=("dml.desc.fields",)),
     Rule("dml.shape.output_values",
          "OutputValueTensor has the sizes of InputTensor except along Axis, where its size is K.",
-         _src(_DML_ALL, "OutputValueTensor"), DOCUMENTED, "dml", _BOTH,
+         (K1.VALUE_SHAPE, TOPK.VALUE_SHAPE), DOCUMENTED, "dml", _BOTH,
          check={"kind": "output_sizes", "tensor": "OutputValueTensor", "input": "InputTensor"},
          requires=("dml.desc.fields", "dml.tensor.fields", "dml.rank.same", "dml.axis.range"),
          breakable_alone=False, co_broken=("dml.shape.outputs_same_sizes",)),
     Rule("dml.shape.output_indices",
          "OutputIndexTensor has the sizes of InputTensor except along Axis, where its size is K.",
-         _src(_DML_ALL, "OutputIndexTensor"), DOCUMENTED, "dml", _BOTH,
+         (K1.INDEX_SHAPE, TOPK.INDEX_SHAPE), DOCUMENTED, "dml", _BOTH,
          check={"kind": "output_sizes", "tensor": "OutputIndexTensor", "input": "InputTensor"},
          requires=("dml.desc.fields", "dml.tensor.fields", "dml.rank.same", "dml.axis.range"),
          breakable_alone=False, co_broken=("dml.shape.outputs_same_sizes",)),
     Rule("dml.shape.outputs_same_sizes",
          "OutputIndexTensor and OutputValueTensor have the same Sizes (stated by the older revision only; implied by the two output shape rules).",
-         _src(SEED_002, "Tensor constraints"), DOCUMENTED, "dml", _BOTH,
+         (K1.SAME_SIZES_2021,), DOCUMENTED, "dml", _BOTH,
          check={"kind": "same_sizes", "tensors": ["OutputValueTensor", "OutputIndexTensor"]},
          requires=("dml.desc.fields", "dml.tensor.fields", "dml.rank.same"),
          breakable_alone=False, co_broken=("dml.shape.output_values",)),
     Rule("dml.tensor.strides",
          "Strides, when given, has one entry per dimension.",
-         _src(DML_BUFFER_TENSOR_PAGE, "Strides"), DOCUMENTED, "dml", _BOTH,
+         (BUFFER.STRIDES,), DOCUMENTED, "dml", _BOTH,
          check={"kind": "strides_length", "tensors": list(_T3)},
          requires=("dml.desc.fields", "dml.tensor.fields")),
     Rule("dml.tensor.total_size",
          "TotalTensorSizeInBytes, when given, is at least the tensor's minimum implied size: (1 + sum((size-1)*stride)) elements, packed strides when none are given, rounded up to 4 bytes.",
-         _src(DML_BUFFER_TENSOR_PAGE, "TotalTensorSizeInBytes"), DOCUMENTED, "dml", _BOTH,
+         (BUFFER.TOTAL_SIZE,), DOCUMENTED, "dml", _BOTH,
          check={"kind": "total_size_min", "tensors": list(_T3), "round_to": 4},
          requires=("dml.desc.fields", "dml.tensor.fields", "dml.tensor.strides",
                    "dml.tensor.sizes_positive", "dml.dtype.value_supported", "dml.dtype.index_supported")),
     Rule("dml.tensor.alignment",
          "GuaranteedBaseOffsetAlignment, when given and nonzero, is a power of two of at least 16.",
-         _src(DML_BUFFER_TENSOR_PAGE, "GuaranteedBaseOffsetAlignment"), DOCUMENTED, "dml", _BOTH,
+         (BUFFER.ALIGNMENT, BUFFER.ALIGNMENT_16), DOCUMENTED, "dml", _BOTH,
          check={"kind": "alignment", "tensors": list(_T3), "min": 16},
          requires=("dml.desc.fields", "dml.tensor.fields")),
 
     # ---- ONNX nodes ------------------------------------------------------------------
     Rule("onnx.desc.fields",
          "The node has op_type TopK, an integer opset of at least 1, X with dtype and shape (non-negative integers), k, and attributes as an object.",
-         _src(SEED_001, "Inputs; Attributes"), DOCUMENTED, "onnx", ("TopK",),
+         (ONNX.X, ONNX.K, ONNX.K_ATTRIBUTE), DOCUMENTED, "onnx", ("TopK",),
          check={"kind": "onnx_fields"}),
     Rule("onnx.attr.allowed",
          "Only the attributes the opset's version defines appear (axis and k at 1; axis at 10; axis, largest and sorted from 11).",
-         _src(SEED_001, "Attributes") + _src(ONNX_SCHEMA_24, "attributes"), DOCUMENTED, "onnx", ("TopK",),
+         tuple(ONNX.ATTRIBUTES.values()), DOCUMENTED, "onnx", ("TopK",),
          check={"kind": "onnx_attrs_allowed", "table": "onnx_versions"}, requires=("onnx.desc.fields",)),
     Rule("onnx.attr.k_matches",
          "At opset 1, k is the required attribute: when the attributes give k it equals the descriptor's k.",
-         _src(SEED_001, "TopK - 1: Attributes"), DOCUMENTED, "onnx", ("TopK",),
+         (ONNX.K_ATTRIBUTE,), DOCUMENTED, "onnx", ("TopK",),
          check={"kind": "onnx_k_attribute_matches", "table": "onnx_versions"},
          requires=("onnx.desc.fields", "onnx.attr.allowed")),
     Rule("onnx.dtype.T",
          "X has a type in the version's constraint T (float16/float/double at 1 and 10; every numeric type from 11; bfloat16 too from 24).",
-         _src(SEED_001, "Type Constraints") + _src(ONNX_SCHEMA_24, "type constraints"), DOCUMENTED, "onnx", ("TopK",),
+         (ONNX.T_FLOAT, ONNX.T_11, ONNX.T_24), DOCUMENTED, "onnx", ("TopK",),
          check={"kind": "onnx_dtype_in_table", "table": "onnx_versions", "column": "T"},
          requires=("onnx.desc.fields",)),
     Rule("onnx.axis.range",
          "axis is in [-r, r-1] where r is the rank of X.",
-         _src(SEED_001, "TopK - 11: Attributes (axis)"), DOCUMENTED, "onnx", ("TopK",),
+         (ONNX.AXIS_11, ONNX.AXIS_1), DOCUMENTED, "onnx", ("TopK",),
          check={"kind": "signed_axis_in_range"}, requires=("onnx.desc.fields",)),
     Rule("onnx.k.single",
          "K is a 1-D tensor holding a single value (the JSON k is one integer or a one-element list).",
-         _src(SEED_001, "Inputs (K)"), DOCUMENTED, "onnx", ("TopK",),
+         (ONNX.K,), DOCUMENTED, "onnx", ("TopK",),
          check={"kind": "k_single"}, requires=("onnx.desc.fields",)),
     Rule("onnx.k.positive",
          "k is positive.",
-         _src(SEED_001, "Inputs (K)") + _src(DESIGN, "Decisions already made: k = 0"), DOCUMENTED, "onnx", ("TopK",),
+         (ONNX.K, ONNX.K_ATTRIBUTE), DOCUMENTED, "onnx", ("TopK",),
          check={"kind": "k_min", "min": 1}, requires=("onnx.desc.fields", "onnx.k.single"),
          reason="'a single positive value' (opsets 10 and 11); opset 1 says nothing, and we hold it to the same."),
     Rule("onnx.k.max",
          "k is at most the size of X along axis.",
-         _src(SEED_001, "Outputs (shape [a_0, ..., k, ..., a_{n-1}])"), INTERPRETATION, "onnx", ("TopK",),
+         (ONNX.VALUES, ONNX.K, ONNX.K_ATTRIBUTE), INTERPRETATION, "onnx", ("TopK",),
          check={"kind": "k_max_axis_size", "tensor": "X", "inclusive": True},
          requires=("onnx.desc.fields", "onnx.k.single", "onnx.axis.range"),
          reason="The text never bounds k above; outputs of size k taken from a sequence shorter than k cannot exist, and ONNX Runtime and the reference evaluator reject it."),
     Rule("onnx.attr.boolean",
          "largest and sorted are 0 or 1.",
-         _src(SEED_001, "TopK - 11: Attributes"), INTERPRETATION, "onnx", ("TopK",),
+         (ONNX.LARGEST_ATTR, ONNX.SORTED_ATTR, ONNX.LARGEST, ONNX.SORTED), INTERPRETATION, "onnx", ("TopK",),
          check={"kind": "onnx_bool_attrs", "attributes": ["largest", "sorted"], "values": [0, 1]},
          requires=("onnx.desc.fields", "onnx.attr.allowed"),
          reason="The attributes are INTs described as yes/no switches with default 1; any other value has no meaning in the text."),
@@ -245,95 +238,95 @@ RULE_LIST = [
     # ---- Output guarantees (enforced by topkspec.properties) ----------------------------
     Rule("out.shape",
          "Values and Indices have the input's shape with the axis dimension replaced by K.",
-         _src(_DML_ALL, "OutputValueTensor; OutputIndexTensor") + _src(SEED_001, "Outputs"), DOCUMENTED, "output"),
+         (K1.VALUE_SHAPE, K1.INDEX_SHAPE, TOPK.VALUE_SHAPE, TOPK.INDEX_SHAPE, ONNX.VALUES, ONNX.INDICES), DOCUMENTED, "output"),
     Rule("out.dtype.values",
          "Values have the input's type.",
-         _src(_DML_ALL, "Tensor constraints") + _src(SEED_001, "Type Constraints (T)"), DOCUMENTED, "output"),
+         (K1.SAME_DTYPE, TOPK.SAME_DTYPE, ONNX.T_FLOAT, ONNX.T_11, ONNX.T_24), DOCUMENTED, "output"),
     Rule("out.dtype.indices",
          "Indices have the index type: the OutputIndexTensor's DataType (UINT32/UINT64) for DirectML, int64 for ONNX.",
-         _src(_DML_ALL, "Tensor support") + _src(SEED_001, "Type Constraints (I)"), DOCUMENTED, "output"),
+         (K1.SUPPORT_5_0, K1.SUPPORT_3_1, TOPK.SUPPORT, ONNX.I), DOCUMENTED, "output"),
     Rule("out.values.select",
          "The values are the K largest (DECREASING, largest=1) or K smallest (INCREASING, largest=0) of each sequence, as a multiset.",
-         _src(_DML_ALL, "AxisDirection; OutputValueTensor") + _src(SEED_001, "Summary"), DOCUMENTED, "output"),
+         (K1.SELECT, K1.DIRECTION, TOPK.SUMMARY, ONNX.SUMMARY_11, ONNX.LARGEST, ONNX.SUMMARY_1), DOCUMENTED, "output"),
     Rule("out.order",
          "Values are sorted descending for DECREASING/largest=1 and ascending for INCREASING/largest=0 (ONNX: when sorted=1).",
-         _src(_DML_ALL, "OutputValueTensor") + _src(SEED_001, "Summary (sorted)"), DOCUMENTED, "output"),
+         (K1.ORDER, TOPK.ORDER, ONNX.SORTED, ONNX.SUMMARY_1), DOCUMENTED, "output"),
     Rule("out.ties.index_order",
          "Equal values come out in ascending index order, whatever the direction; among equal values the lower indices are the ones selected.",
-         _src(_DML_ALL, "OutputIndexTensor") + _src(SEED_001, "Summary (tiebreaker)"), DOCUMENTED, "output"),
+         (K1.TIES, TOPK.TIES, ONNX.TIES), DOCUMENTED, "output"),
     Rule("out.ties.signed_zero",
          "-0.0 and +0.0 compare equal (IEEE), so they tie and follow the tie rule.",
-         _src(DESIGN, "Decisions already made: Ties"), INTERPRETATION, "output",
+         (K1.TIES, TOPK.TIES, ONNX.TIES), INTERPRETATION, "output",
          reason="Neither text defines the comparison; IEEE equality is what both imply by 'the same value', and what comparison-based implementations do."),
     Rule("out.indices.base",
          "Indices count from 0 at the start of each sequence, not of the tensor.",
-         _src(_DML_ALL, "OutputIndexTensor") + _src(SEED_001, "Outputs (Indices)"), DOCUMENTED, "output"),
+         (K1.INDEX_BASE, TOPK.INDEX_BASE, ONNX.ORIGINAL_INDICES), DOCUMENTED, "output"),
     Rule("out.indices.range_distinct",
          "Each sequence's indices lie in [0, axis size) and are distinct.",
-         _src(_DML_ALL, "OutputIndexTensor"), INTERPRETATION, "output",
+         (K1.INDEX_BASE, TOPK.INDEX_BASE, ONNX.INDICES), INTERPRETATION, "output",
          reason="Both texts return the indices of selected elements of the sequence; an element selected twice or outside the sequence is no element of it."),
     Rule("out.values.gather",
          "Each value equals the input element at its index in the same sequence, bit for bit.",
-         _src(_DML_ALL, "Summary") + _src(SEED_001, "Outputs"), DOCUMENTED, "output"),
+         (K1.SUMMARY, TOPK.SUMMARY, ONNX.VALUES, ONNX.INDICES), DOCUMENTED, "output"),
     Rule("out.exact",
          "With NaN-free input, values and indices equal the reference result exactly, bit for bit (signed zeros included).",
-         _src(DESIGN, "Properties worth having"), INTERPRETATION, "output",
+         (K1.SELECT, K1.ORDER, K1.TIES, TOPK.ORDER, TOPK.TIES, ONNX.SORTED, ONNX.TIES), INTERPRETATION, "output",
          reason="Selection, order and the tie rule together fix one answer for NaN-free data; the values are copies of input elements, so no rounding is allowed."),
     Rule("out.nan.unspecified",
          "Where NaN is, neither text says how it orders; with NaN present only the policy-free guarantees hold: no crash, indices in range and distinct, values gathered from the input, and the non-NaN values returned are the top non-NaN values in order.",
-         _src(DESIGN, "Decisions already made: NaN"), UNSPECIFIED, "output",
+         (K1.ORDER, TOPK.ORDER, ONNX.SUMMARY_11, ONNX.SUMMARY_1), UNSPECIFIED, "output",
          reason="Neither DirectML nor ONNX defines an order for NaN."),
     Rule("out.unsorted.set",
          "ONNX sorted=0: the order is undefined, so Values and Indices are compared as a set of (index, value) pairs per sequence.",
-         _src(SEED_001, "TopK - 11: Summary (sorted)") + _src(DESIGN, "Decisions already made: ONNX sorted=0"), DOCUMENTED, "output"),
+         (ONNX.UNSORTED,), DOCUMENTED, "output"),
     Rule("out.topk_equals_topk1",
          "DML_TOP_K gives the same result as DML_TOP_K1 with DML_AXIS_DIRECTION_DECREASING.",
-         _src(_DML_ALL, "Remarks"), DOCUMENTED, "output"),
+         (K1.REMARKS,), DOCUMENTED, "output"),
     Rule("out.prefix",
          "For the same input, the result for a smaller K is a prefix of the result for a larger K.",
-         _src(_DML_ALL, "OutputValueTensor; OutputIndexTensor"), INTERPRETATION, "output",
+         (K1.ORDER, K1.TIES, TOPK.ORDER, TOPK.TIES, ONNX.SORTED, ONNX.TIES), INTERPRETATION, "output",
          reason="Follows from sorted output and the tie rule, which fix the whole order of each sequence."),
     Rule("out.axis_moves",
          "Moving the axis of the input (a transpose) moves the result the same way.",
-         _src(_DML_ALL, "Summary (sequence)"), INTERPRETATION, "output",
+         (K1.SEQUENCE, TOPK.SEQUENCE, ONNX.AXIS_11, ONNX.AXIS_1), INTERPRETATION, "output",
          reason="Each sequence is treated on its own; where it lies in memory cannot change its result."),
     Rule("out.deterministic",
          "The same input gives the same output, bit for bit, every time.",
-         _src(DESIGN, "Properties worth having"), INTERPRETATION, "output",
+         (K1.ORDER, K1.TIES, TOPK.ORDER, TOPK.TIES, ONNX.SORTED, ONNX.TIES), INTERPRETATION, "output",
          reason="The outputs are fully determined by the rules above, so any variation breaks one of them."),
     Rule("out.valid_accepted",
          "An implementation accepts every descriptor the spec allows at its profile.",
-         _src(_DML_ALL, "Tensor support") + _src(SEED_001, "Type Constraints"), INTERPRETATION, "output",
+         (K1.SUPPORT_5_0, K1.SUPPORT_3_1, K1.SUPPORT_2_1, TOPK.SUPPORT, ONNX.T_FLOAT, ONNX.T_11, ONNX.T_24), INTERPRETATION, "output",
          reason="The support tables and type constraints list what an implementation must handle."),
     Rule("out.invalid_rejected",
          "An implementation that validates rejects a descriptor that breaks a rule, rather than returning a result.",
-         _src(_DML_ALL, "Members ('must')"), INTERPRETATION, "output",
+         (K1.K, K1.AXIS, TOPK.K, TOPK.AXIS, ONNX.K, ONNX.AXIS_11), INTERPRETATION, "output",
          reason="The texts state requirements on the caller; an implementation that checks them must refuse what breaks them rather than compute an answer the spec does not define."),
 
     # ---- Lowering ONNX TopK onto DML_TOP_K1 ---------------------------------------------
     Rule("lower.axis",
          "The ONNX axis is normalised to 0..r-1 (a negative axis counts from the back) to become Axis.",
-         _src(SEED_001, "Attributes (axis)") + _src(_DML_ALL, "Axis"), DOCUMENTED, "lowering"),
+         (ONNX.AXIS_11, K1.AXIS), DOCUMENTED, "lowering"),
     Rule("lower.direction",
          "largest=1 becomes DML_AXIS_DIRECTION_DECREASING and largest=0 DML_AXIS_DIRECTION_INCREASING (opsets 1 and 10 have no largest: DECREASING).",
-         _src(SEED_001, "Attributes (largest)") + _src(_DML_ALL, "AxisDirection"), DOCUMENTED, "lowering"),
+         (ONNX.LARGEST, K1.DIRECTION), DOCUMENTED, "lowering"),
     Rule("lower.sorted",
          "sorted is not passed on: DML output is always sorted, which is a valid answer to sorted=0.",
-         _src(_DML_ALL, "OutputValueTensor") + _src(SEED_001, "Summary (sorted)"), INTERPRETATION, "lowering",
+         (ONNX.UNSORTED, K1.ORDER), INTERPRETATION, "lowering",
          reason="sorted=0 leaves the order undefined, so a sorted result satisfies it."),
     Rule("lower.indices",
          "DML writes UINT32 (or UINT64 from 5_0) indices, which the runtime widens to ONNX's int64.",
-         _src(_DML_ALL, "Tensor support") + _src(SEED_001, "Type Constraints (I)"), INTERPRETATION, "lowering",
+         (ONNX.I, K1.SUPPORT_5_0, K1.SUPPORT_3_1), INTERPRETATION, "lowering",
          reason="ONNX requires int64 indices and DML offers none; indices are non-negative and below 2**32 for any tensor DML accepts, so widening is exact."),
     Rule("lower.k_constant",
          "K is a UINT in the DML descriptor, so the ONNX K must be known when the operator is compiled (a constant or initializer).",
-         _src(_DML_ALL, "Syntax (UINT K)"), DOCUMENTED, "lowering"),
+         (K1.SYNTAX, ONNX.K), DOCUMENTED, "lowering"),
     Rule("lower.dtype",
          "The ONNX value type must be one the DML table allows at the feature level (no double or bfloat16; int64/uint64 from 5_0), or the node cannot run on DirectML.",
-         _src(_DML_ALL, "Tensor support") + _src(SEED_003, "DML_FEATURE_LEVEL_5_0"), DOCUMENTED, "lowering"),
+         (K1.SUPPORT_5_0, K1.SUPPORT_3_1, ONNX.T_24), DOCUMENTED, "lowering"),
     Rule("lower.rank",
          "The rank must be one the DML table allows at the feature level (1 to 8 from 3_1); at 2_1 ranks below 4 are padded with leading 1s and larger ranks cannot run.",
-         _src(_DML_ALL, "Tensor support"), INTERPRETATION, "lowering",
+         (ONNX.X, K1.SUPPORT_3_1, K1.SUPPORT_2_1), INTERPRETATION, "lowering",
          reason="Leading dimensions of size 1 change no sequence, so padding to 4-D is exact at 2_1."),
 ]
 

@@ -4,25 +4,46 @@ Everything here is JSON-ready (dicts, lists, strings, ints) and goes into the ex
 """
 from __future__ import annotations
 
-# The seed documents, cited by file name; DOCUMENTS below says what each is.
-SEED_000 = "000_43822984bd15bf69.txt"
-SEED_001 = "001_b941b3246e3b3809.txt"
-SEED_002 = "002_d935dd9ebf786b51.txt"
-SEED_003 = "003_1079f37dfcc847e1.txt"
-SEED_004 = "004_3ac2297bdd06c5f7.txt"
-DESIGN = "DESIGN.md"
-ONNX_SCHEMA_24 = "onnx.defs.get_schema('TopK', 24) (installed onnx package)"
-DML_TOP_K_PAGE = "DML_TOP_K_OPERATOR_DESC page (DirectML docs, outside the seeds), as DESIGN.md records it"
-DML_BUFFER_TENSOR_PAGE = "DML_BUFFER_TENSOR_DESC page (DirectML docs, outside the seeds)"
+# The public documents the rules cite, by id: title, address, the spec family and the
+# operators each describes. Sections and quoted sentences are in `citations`.
+DML_TOP_K1_DOC = "dml-top-k1"
+DML_TOP_K1_HISTORY = "dml-top-k1-history"
+DML_TOP_K_DOC = "dml-top-k"
+DML_BUFFER_TENSOR_DOC = "dml-buffer-tensor-desc"
+DML_FEATURE_LEVEL_DOC = "dml-feature-level"
+ONNX_TOPK_DOC = "onnx-topk"
+ONNX_CHANGELOG_DOC = "onnx-changelog"
 
-# What each seed document is, for readers who do not have the files at hand.
 DOCUMENTS = {
-    SEED_000: "DirectML DML_TOP_K1_OPERATOR_DESC page (English; 3_1 and 2_1 tables, worked examples)",
-    SEED_001: "ONNX TopK operator, versions 11, 10 and 1",
-    SEED_002: "DirectML DML_TOP_K1_OPERATOR_DESC, older revision (German translation beside the English)",
-    SEED_003: "DirectML DML_TOP_K1_OPERATOR_DESC, newest revision (adds the 5_0 table)",
-    SEED_004: "DirectML DML_TOP_K1_OPERATOR_DESC, 3_1 revision (Russian translation beside the English)",
-    DESIGN: "topkspec design decisions",
+    DML_TOP_K1_DOC: {
+        "title": "DML_TOP_K1_OPERATOR_DESC structure (directml.h)",
+        "url": "https://learn.microsoft.com/en-us/windows/win32/api/directml/ns-directml-dml_top_k1_operator_desc",
+        "family": "dml", "ops": ["TOP_K1"]},
+    DML_TOP_K1_HISTORY: {
+        "title": "DML_TOP_K1_OPERATOR_DESC structure (directml.h), earlier revisions of the page source",
+        "url": "https://github.com/MicrosoftDocs/sdk-api/commits/docs/sdk-api-src/content/directml/"
+               "ns-directml-dml_top_k1_operator_desc.md",
+        "family": "dml", "ops": ["TOP_K1"]},
+    DML_TOP_K_DOC: {
+        "title": "DML_TOP_K_OPERATOR_DESC structure (directml.h)",
+        "url": "https://learn.microsoft.com/en-us/windows/win32/api/directml/ns-directml-dml_top_k_operator_desc",
+        "family": "dml", "ops": ["TOP_K"]},
+    DML_BUFFER_TENSOR_DOC: {
+        "title": "DML_BUFFER_TENSOR_DESC structure (directml.h)",
+        "url": "https://learn.microsoft.com/en-us/windows/win32/api/directml/ns-directml-dml_buffer_tensor_desc",
+        "family": "dml", "ops": ["TOP_K", "TOP_K1"]},
+    DML_FEATURE_LEVEL_DOC: {
+        "title": "DML_FEATURE_LEVEL enumeration (directml.h)",
+        "url": "https://learn.microsoft.com/en-us/windows/win32/api/directml/ne-directml-dml_feature_level",
+        "family": "dml", "ops": ["TOP_K", "TOP_K1"]},
+    ONNX_TOPK_DOC: {
+        "title": "ONNX operator TopK (all versions)",
+        "url": "https://onnx.ai/onnx/operators/onnx__TopK.html",
+        "family": "onnx", "ops": ["TopK"]},
+    ONNX_CHANGELOG_DOC: {
+        "title": "ONNX operator changelog",
+        "url": "https://github.com/onnx/onnx/blob/main/docs/Changelog.md",
+        "family": "onnx", "ops": ["TopK"]},
 }
 
 DML_OPERATOR_TYPES = {"TOP_K": 71, "TOP_K1": 112}
@@ -50,25 +71,25 @@ _TEN = ["FLOAT32", "FLOAT16", "INT64", "INT32", "INT16", "INT8", "UINT64", "UINT
 DML_SUPPORT = {
     "TOP_K1": [
         {"since": "2_1", "ranks": [4], "value_types": _EIGHT, "index_types": ["UINT32"],
-         "sources": [SEED_000, SEED_002, SEED_003, SEED_004]},
+         "sources": [DML_TOP_K1_DOC, DML_TOP_K1_HISTORY]},
         {"since": "3_1", "ranks": [1, 2, 3, 4, 5, 6, 7, 8], "value_types": _EIGHT,
-         "index_types": ["UINT32"], "sources": [SEED_000, SEED_003, SEED_004]},
+         "index_types": ["UINT32"], "sources": [DML_TOP_K1_DOC, DML_TOP_K1_HISTORY]},
         {"since": "5_0", "ranks": [1, 2, 3, 4, 5, 6, 7, 8], "value_types": _TEN,
-         "index_types": ["UINT32", "UINT64"], "sources": [SEED_003]},
+         "index_types": ["UINT32", "UINT64"], "sources": [DML_TOP_K1_DOC]},
     ],
     "TOP_K": [
         {"since": "1_0", "ranks": [4], "value_types": ["FLOAT32", "FLOAT16"],
-         "index_types": ["UINT32"], "sources": [DML_TOP_K_PAGE]},
+         "index_types": ["UINT32"], "sources": [DML_TOP_K_DOC]},
         {"since": "2_1", "ranks": [4], "value_types": _EIGHT, "index_types": ["UINT32"],
-         "sources": [DML_TOP_K_PAGE]},
+         "sources": [DML_TOP_K_DOC]},
         {"since": "3_1", "ranks": [1, 2, 3, 4, 5, 6, 7, 8], "value_types": _EIGHT,
-         "index_types": ["UINT32"], "sources": [DML_TOP_K_PAGE]},
+         "index_types": ["UINT32"], "sources": [DML_TOP_K_DOC]},
         {"since": "5_0", "ranks": [1, 2, 3, 4, 5, 6, 7, 8], "value_types": _TEN,
-         "index_types": ["UINT32", "UINT64"], "sources": [DML_TOP_K_PAGE]},
+         "index_types": ["UINT32", "UINT64"], "sources": [DML_TOP_K_DOC]},
     ],
 }
 
-# The fields each DirectML descriptor has (DESIGN.md's JSON mirrors the C structs).
+# The fields each DirectML descriptor has (the JSON form mirrors the C structs).
 DML_DESC_FIELDS = {
     "TOP_K": ["InputTensor", "OutputValueTensor", "OutputIndexTensor", "Axis", "K"],
     "TOP_K1": ["InputTensor", "OutputValueTensor", "OutputIndexTensor", "Axis", "K", "AxisDirection"],
@@ -84,44 +105,43 @@ _ONNX_FLOATS = ["float64", "float32", "float16"]
 _ONNX_NUMERIC = _ONNX_FLOATS + ["int16", "int32", "int64", "int8", "uint16", "uint32", "uint64", "uint8"]
 ONNX_VERSIONS = {
     "1": {"attributes": {"axis": -1, "k": None}, "required_attributes": ["k"], "k_from": "attribute",
-          "T": _ONNX_FLOATS, "I": ["int64"], "sources": [SEED_001]},
+          "T": _ONNX_FLOATS, "I": ["int64"], "sources": [ONNX_TOPK_DOC]},
     "10": {"attributes": {"axis": -1}, "required_attributes": [], "k_from": "input",
-           "T": _ONNX_FLOATS, "I": ["int64"], "sources": [SEED_001]},
+           "T": _ONNX_FLOATS, "I": ["int64"], "sources": [ONNX_TOPK_DOC]},
     "11": {"attributes": {"axis": -1, "largest": 1, "sorted": 1}, "required_attributes": [],
-           "k_from": "input", "T": _ONNX_NUMERIC, "I": ["int64"], "sources": [SEED_001]},
+           "k_from": "input", "T": _ONNX_NUMERIC, "I": ["int64"], "sources": [ONNX_TOPK_DOC]},
     "24": {"attributes": {"axis": -1, "largest": 1, "sorted": 1}, "required_attributes": [],
            "k_from": "input", "T": ["bfloat16"] + _ONNX_NUMERIC, "I": ["int64"],
-           "sources": [ONNX_SCHEMA_24]},
+           "sources": [ONNX_TOPK_DOC, ONNX_CHANGELOG_DOC]},
 }
 
-# What each seed revision of the DirectML page claims, and where they differ.
+# The revisions of the DML_TOP_K1_OPERATOR_DESC page, what each claims, and where they differ.
+# Keyed by the newest table each revision has; "document" is where to read it.
+REVISION_2_1 = "2_1 revision (early 2021)"
+REVISION_3_1 = "3_1 revision (April 2021)"
+REVISION_5_0 = "current page (5_0 table)"
 DML_REVISIONS = {
-    SEED_002: {
-        "what": "older revision (de-DE machine translation, English beside it), ms.date 11/04/2020, handed off 02/10/2021",
+    REVISION_2_1: {
+        "what": "the page as published until early 2021 (ms.date 11/04/2020): one table, DML_FEATURE_LEVEL_2_1, 4-D only",
+        "document": DML_TOP_K1_HISTORY,
         "tables": ["2_1 (4-D only)"],
         "tensor_constraints": [
             "InputTensor and OutputValueTensor must have the same DataType.",
             "OutputIndexTensor and OutputValueTensor must have the same Sizes.",
         ],
     },
-    SEED_004: {
-        "what": "DML_FEATURE_LEVEL_3_1 revision (ru-RU machine translation, English beside it), handed off 04/21/2021",
+    REVISION_3_1: {
+        "what": "the page from April 2021: the DML_FEATURE_LEVEL_3_1 table (1 to 8 dimensions) above the 2_1 table",
+        "document": DML_TOP_K1_HISTORY,
         "tables": ["3_1 (1 to 8 dims)", "2_1 (4-D)"],
         "tensor_constraints": [
             "InputTensor, OutputIndexTensor, and OutputValueTensor must have the same DimensionCount.",
             "InputTensor and OutputValueTensor must have the same DataType.",
         ],
     },
-    SEED_000: {
-        "what": "English page, DML_FEATURE_LEVEL_3_1 and 2_1 tables, the four worked examples",
-        "tables": ["3_1 (1 to 8 dims)", "2_1 (4-D)"],
-        "tensor_constraints": [
-            "InputTensor, OutputIndexTensor, and OutputValueTensor must have the same DimensionCount.",
-            "InputTensor and OutputValueTensor must have the same DataType.",
-        ],
-    },
-    SEED_003: {
-        "what": "newest page, plain text: adds the DML_FEATURE_LEVEL_5_0 table",
+    REVISION_5_0: {
+        "what": "the current page: adds the DML_FEATURE_LEVEL_5_0 table",
+        "document": DML_TOP_K1_DOC,
         "tables": ["5_0 (1 to 8 dims, INT64/UINT64 values, UINT64 indices)", "3_1", "2_1"],
         "tensor_constraints": [
             "InputTensor, OutputIndexTensor, and OutputValueTensor must have the same DimensionCount.",
@@ -133,10 +153,9 @@ DML_REVISION_DIFFERENCES = [
     {
         "topic": "tensor constraint between the outputs",
         "claims": {
-            SEED_002: "OutputIndexTensor and OutputValueTensor must have the same Sizes",
-            SEED_004: "InputTensor, OutputIndexTensor and OutputValueTensor must have the same DimensionCount",
-            SEED_000: "same as " + SEED_004,
-            SEED_003: "same as " + SEED_004,
+            REVISION_2_1: "OutputIndexTensor and OutputValueTensor must have the same Sizes",
+            REVISION_3_1: "InputTensor, OutputIndexTensor and OutputValueTensor must have the same DimensionCount",
+            REVISION_5_0: "same as the 3_1 revision",
         },
         "rules": ["dml.shape.outputs_same_sizes", "dml.rank.same"],
         "resolution": "both are enforced: the Sizes claim is implied by the per-output shape rules of every revision, and the DimensionCount claim only forbids what the shape rules already forbid",
@@ -144,10 +163,9 @@ DML_REVISION_DIFFERENCES = [
     {
         "topic": "supported dimension counts",
         "claims": {
-            SEED_002: "4 only (one table)",
-            SEED_004: "1 to 8 from DML_FEATURE_LEVEL_3_1, 4 at 2_1",
-            SEED_000: "1 to 8 from DML_FEATURE_LEVEL_3_1, 4 at 2_1",
-            SEED_003: "1 to 8 from DML_FEATURE_LEVEL_3_1, 4 at 2_1",
+            REVISION_2_1: "4 only (one table)",
+            REVISION_3_1: "1 to 8 from DML_FEATURE_LEVEL_3_1, 4 at 2_1",
+            REVISION_5_0: "1 to 8 from DML_FEATURE_LEVEL_3_1, 4 at 2_1",
         },
         "rules": ["dml.rank.supported"],
         "resolution": "tables are cumulative by feature level; the older revision describes 2_1 only",
@@ -155,17 +173,16 @@ DML_REVISION_DIFFERENCES = [
     {
         "topic": "64-bit types",
         "claims": {
-            SEED_003: "INT64/UINT64 values and UINT64 indices from DML_FEATURE_LEVEL_5_0",
-            SEED_000: "no 5_0 table",
-            SEED_004: "no 5_0 table",
-            SEED_002: "no 5_0 table",
+            REVISION_5_0: "INT64/UINT64 values and UINT64 indices from DML_FEATURE_LEVEL_5_0",
+            REVISION_3_1: "no 5_0 table",
+            REVISION_2_1: "no 5_0 table",
         },
         "rules": ["dml.dtype.value_supported", "dml.dtype.index_supported"],
         "resolution": "the newest revision adds a row; older revisions predate the level",
     },
 ]
 
-# The four worked examples of the DirectML page (seed 000, "Examples").
+# The four worked examples of the DML_TOP_K1_OPERATOR_DESC page ("Examples").
 _EX_INPUT_A = [[[[0, 1, 10, 11], [3, 2, 9, 8], [4, 5, 6, 7]]]]
 _EX_INPUT_B = [[[[1, 2, 2, 3], [3, 4, 5, 5], [6, 6, 6, 6]]]]
 DML_WORKED_EXAMPLES = [

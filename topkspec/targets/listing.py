@@ -80,8 +80,23 @@ def _validates(row: dict) -> str:
     return f"yes, and the {tables} tables" if tables else "yes (K and axis only)"
 
 
+REASON_WIDTH = 140  # characters of a missing type's reason shown in the table (--json has all)
+
+
+def missing_types(support: dict) -> dict:
+    """{dtype: (profiles, first reason)}: each type a target lacks, once, with every profile it
+    is missing at."""
+    missing: dict = {}
+    for profile, cell in support.items():
+        for dtype, reason in cell["unsupported"].items():
+            profiles, first = missing.get(dtype, ([], reason))
+            missing[dtype] = (profiles + [profile], first)
+    return missing
+
+
 def format_targets(rows: list[dict]) -> str:
-    """A readable table: one block per target, one line per profile of its matrix."""
+    """A readable table: one block per target, a line per profile of its matrix, and one line
+    per type it lacks (with the profiles it lacks it at and why)."""
     lines = []
     for row in rows:
         state = "available" if row["available"] else "unavailable"
@@ -95,6 +110,9 @@ def format_targets(rows: list[dict]) -> str:
         for profile, cell in row["support"].items():
             text = " ".join(cell["supported"]) or "-"
             lines.append(f"    {profile:<8} {text}")
-            for dtype, reason in cell["unsupported"].items():
-                lines.append(f"    {'':<8}   no {dtype}: {reason}")
+        for dtype, (profiles, reason) in missing_types(row["support"]).items():
+            first = reason.strip().splitlines()[0] if reason.strip() else "unsupported"
+            if len(first) > REASON_WIDTH:
+                first = first[:REASON_WIDTH - 1] + "…"
+            lines.append(f"    no {dtype} ({', '.join(profiles)}): {first}")
     return "\n".join(lines)

@@ -1,0 +1,19 @@
+"""Bug reports: a folder per distinct failure (target, rule, failure class) holding
+
+- report.md: a plain title ("ONNX Runtime TopK-24 (CPU) accepts K = 0 and returns empty
+  outputs"), the rule quoted from its public page, the minimal case, expected against actual,
+  the repro and the stack;
+- repro.py: a standalone program in the runtime's own API (no topkspec) that exits 1 while
+  the bug is there and 0 once it is fixed, rendered from the template files in templates/;
+- case.json: the case, the calls, the violation, the rules' citations and the stack;
+- inputs.npz: the inputs of the calls, the outputs seen and the expected result.
+
+A target kind plugs in its own repro program and stack description with
+`register_repro_writer` (see writers).
+"""
+from topkspec.report.compare import relation_of, side_by_side
+from topkspec.report.folder import slug, write_report, write_reports
+from topkspec.report.writers import ReproWriter, Stack, kind_of, register_repro_writer, writer_for
+
+__all__ = ["ReproWriter", "Stack", "kind_of", "register_repro_writer", "relation_of", "side_by_side", "slug",
+           "write_report", "write_reports", "writer_for"]

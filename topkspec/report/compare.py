@@ -1,0 +1,127 @@
+"""What a report compares: how the failure is observed (its relation), the calls a repro makes,
+the expected result, and the side-by-side table of expected against actual."""
+from __future__ import annotations
+
+import numpy as np
+
+from topkspec import dtypes, failures
+from topkspec.properties.sequences import same_bits
+from topkspec.reference import reference_topk
+
+TABLE_ROWS = 40  # rows of the expected/actual table before it is cut
+
+
+def relation_of(failure) -> str:
+    """How the failure is observed, which decides what repro.py checks."""
+    kind = {failures.CRASH: "crash", failures.HANG: "hang", failures.REJECTS_VALID: "accept",
+            failures.ACCEPTS_INVALID: "reject", failures.NONDETERMINISTIC: "deterministic"}
+    if failure.failure_class in kind:
+        return kind[failure.failure_class]
+    return {"out.prefix": "prefix", "out.axis_moves": "axis_moves",
+            "out.topk_equals_topk1": "same"}.get(failure.rule, "result")
+
+
+def calls_for(failure, relation: str) -> list:
+    """The target calls repro.py makes: both of a two-call relation, else the last one."""
+    if relation in ("prefix", "axis_moves", "same"):
+        return failure.calls[:2]
+    if relation == "deterministic":
+        return failure.calls[:1]
+    return failure.calls[-1:]
+
+
+def expected_result(case, x):
+    """The spec's answer with the case's index type (None when the case is not runnable)."""
+    try:
+        values, indices = reference_topk(x, axis=case.norm_axis, k=case.k, largest=case.largest)
+    except Exception:
+        return None
+    return values, indices.astype(case.index_dtype)
+
+
+def compared_outputs(failure, relation: str):
+    """(left title, left, right title, right) for the side-by-side table, or None."""
+    outs = failure.outputs
+    if relation == "result" and outs and outs[-1] is not None:
+        expected = expected_result(failure.calls[-1][0], failure.calls[-1][1])
+        if expected is not None:
+            return "expected", expected, "actual", outs[-1]
+    if relation in ("prefix", "axis_moves", "same", "deterministic") and len(outs) >= 2 and None not in outs[:2]:
+        first, second = outs[0], outs[1]
+        case0, case1 = failure.calls[0][0], failure.calls[1][0]
+        if relation == "prefix":
+            k = case1.k
+            first = tuple(np.take(a, np.arange(k), axis=case0.norm_axis) for a in first)
+            return f"expected (first {k} of K={case0.k})", first, f"actual (K={k})", second
+        if relation == "axis_moves":
+            second = tuple(np.moveaxis(a, case1.norm_axis, case0.norm_axis) for a in second)
+            return "expected (original axis)", first, "actual (axis moved, moved back)", second
+        if relation == "same":
+            return "expected (TOP_K1 DECREASING)", first, "actual (TOP_K)", second
+        return "expected (first run)", first, "actual (second run)", second
+    return None
+
+
+def show(value) -> str:
+    """A number as plain Python writes it: -0.0 keeps its sign, no numpy type names."""
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and value == 0:
+        return "-0.0" if np.signbit(value) else "0.0"
+    return repr(value)
+
+
+def where_text(where) -> str:
+    """'sequence (0, 2), position 1'; 'position 1' for a rank-1 input; '' when unknown."""
+    if not isinstance(where, dict):
+        return ""
+    parts = []
+    if where.get("sequence"):
+        parts.append(f"sequence {tuple(where['sequence'])}")
+    if "position" in where:
+        parts.append(f"position {where['position']}")
+    if "output" in where:
+        parts.append(f"the {where['output']} output")
+    return ", ".join(parts)
+
+
+def side_by_side(case, left_title, left, right_title, right) -> str:
+    """A markdown table of the two results per sequence position, differences marked."""
+    (lv, li), (rv, ri) = left, right
+    if lv.shape != rv.shape or li.shape != ri.shape:
+        return (f"Shapes differ: {left_title}: values {list(lv.shape)}, indices {list(li.shape)}; "
+                f"{right_title}: values {list(rv.shape)}, indices {list(ri.shape)}.\n")
+    note = ""
+    if lv.dtype != rv.dtype or li.dtype != ri.dtype:
+        note = f"Types differ: {left_title}: {lv.dtype}/{li.dtype}; {right_title}: {rv.dtype}/{ri.dtype}.\n\n"
+    axis = case.norm_axis
+    rows = [np.moveaxis(a, axis, -1).reshape(-1, a.shape[axis]) if a.ndim else a.reshape(1, 1)
+            for a in (lv, li, rv, ri)]
+    value_differs = ~same_bits(rows[0], rows[2].astype(rows[0].dtype, copy=False), nan_equal=True) \
+        if rows[0].dtype == rows[2].dtype else np.ones(rows[0].shape, bool)
+    differs = value_differs | (rows[1].astype(np.int64) != rows[3].astype(np.int64))
+    lines = [note + f"| sequence | position | {left_title}: value | index | {right_title}: value | index | |",
+             "|---|---|---|---|---|---|---|"]
+    shown = 0
+    for r in range(rows[0].shape[0]):
+        if not differs[r].any() and rows[0].shape[0] > 1:
+            continue  # only the sequences that differ
+        for p in range(rows[0].shape[1]):
+            if shown == TABLE_ROWS:
+                lines.append(f"| … | | | | | | {int(differs.sum())} position(s) differ in all |")
+                return "\n".join(lines) + "\n"
+            mark = "**≠**" if differs[r, p] else ""
+            lines.append(f"| {r} | {p} | {show(rows[0][r, p])} | {show(rows[1][r, p])} | "
+                         f"{show(rows[2][r, p])} | {show(rows[3][r, p])} | {mark} |")
+            shown += 1
+    return "\n".join(lines) + "\n"
+
+
+def array_text(x, limit: int = 64) -> str:
+    """'float32[2, 3] = [1.0, …]' (flattened in C order when it has more than one dimension)."""
+    x = np.asarray(x)
+    flat = x.reshape(-1)
+    shown = ", ".join(show(v) for v in flat[:limit])
+    more = f", … ({flat.size - limit} more)" if flat.size > limit else ""
+    order = " (flattened, C order)" if x.ndim > 1 else ""
+    return f"{dtypes.name_of(x.dtype)}{list(x.shape)}{order} = [{shown}{more}]"

@@ -1,0 +1,129 @@
+"""One folder per distinct failure: report.md, repro.py, case.json and inputs.npz."""
+from __future__ import annotations
+
+import json
+import os
+import re
+
+import numpy as np
+
+from topkspec.report.cite import citations
+from topkspec.report.compare import calls_for, expected_result, relation_of
+from topkspec.report.markdown import report_markdown
+from topkspec.report.program import repro_source
+from topkspec.report.wording import title as title_of
+from topkspec.report.writers import writer_for
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", str(text)).strip("-").lower()[:60] or "x"
+
+
+def _storable(arr) -> np.ndarray:
+    """numpy's own types as they are, ml_dtypes types (bfloat16, float8) as their bits."""
+    arr = np.asarray(arr)
+    return arr if arr.dtype.type.__module__ == "numpy" else arr.view(f"uint{arr.dtype.itemsize * 8}")
+
+
+def _target(failure, target_spec):
+    """The adapter the failure came from (rebuilt from its name; None when it cannot be)."""
+    from topkspec.targets.base import Target
+    from topkspec.targets.registry import get_target
+
+    if isinstance(target_spec, Target):
+        return target_spec
+    try:
+        return get_target(target_spec if isinstance(target_spec, str) else failure.target)
+    except Exception:
+        return None
+
+
+def _call_dict(case) -> dict:
+    """A call as case.json records it: the case, plus its ONNX form when it has one."""
+    from topkspec import dtypes
+    from topkspec.targets.onnx_model import ir_version_for, onnx_form
+
+    data = case.to_dict()
+    try:
+        form = onnx_form(case)
+        data["onnx"] = {"opset": form.opset, "elem": dtypes.ONNX_ELEM_TYPES.get(form.dtype),
+                        "axis": form.axis, "largest": form.largest, "sorted": form.sorted,
+                        "ir_version": ir_version_for(form.opset)}
+    except Exception:
+        pass  # no ONNX form (an invalid profile, say)
+    return data
+
+
+def _arrays(failure, calls) -> dict:
+    arrays = {f"x{i}": _storable(x) for i, (_, x) in enumerate(calls)}
+    for i, out in enumerate(failure.outputs):
+        if out is not None:
+            arrays[f"actual_values_{i}"], arrays[f"actual_indices_{i}"] = _storable(out[0]), np.asarray(out[1])
+    if calls:
+        expected = expected_result(*calls[-1])
+        if expected is not None:
+            arrays["expected_values"], arrays["expected_indices"] = _storable(expected[0]), expected[1]
+    return arrays
+
+
+def _why(failure, quoted) -> str:
+    """The short reason repro.py prints: the rule's sentence."""
+    from topkspec import spec
+
+    if quoted:
+        return f'"{quoted[0]["quote"]}"'
+    rule = spec.RULES.get(failure.rule)
+    return rule.statement if rule else failure.rule
+
+
+def rerun_command(result, spec_text: str) -> str:
+    return (f"topkspec fuzz --target {spec_text} --spec {result.profile}"
+            + (f" --seed {result.seed}" if result.seed is not None else "")
+            + f" --max-examples {result.max_examples}")
+
+
+def write_report(failure, result, directory: str, *, target_spec=None, index: int = 1,
+                 timeout: float = 5.0) -> str:
+    """Write the report folder of one failure under `directory`; returns its path."""
+    relation = relation_of(failure)
+    folder = os.path.join(directory, f"{index:02d}-{slug(failure.rule)}-{slug(failure.failure_class)}")
+    os.makedirs(folder, exist_ok=True)
+    calls = calls_for(failure, relation)
+    np.savez(os.path.join(folder, "inputs.npz"), **_arrays(failure, calls))
+    target = _target(failure, target_spec)
+    spec_text = target_spec if isinstance(target_spec, str) else failure.target
+    writer = writer_for(target)
+    case = calls[0][0] if calls else failure.case
+    stack = writer.stack(target, case, spec_text)
+    title = title_of(stack, failure)
+    quoted = citations(failure.rule, failure.case)
+    rule_line = (f'{quoted[0]["title"]}, {quoted[0]["section"]}: {quoted[0]["quote"]}'
+                 if quoted else f"Rule {failure.rule}")
+    repro = repro_source(failure, relation, writer=writer, target=target, target_spec=spec_text, title=title,
+                         rule_line=rule_line, why=_why(failure, quoted), timeout=timeout)
+    document = {
+        "title": title, "target": failure.target, "target_spec": spec_text,
+        "version": result.version, "profile": result.profile, "group": failure.group,
+        "relation": relation, "case": failure.case.to_dict(), "calls": [_call_dict(c) for c, _ in calls],
+        "violation": failure.violation.to_dict(), "seed": result.seed,
+        "invalid_rules": sorted(failure.draw.rules) if failure.draw is not None else None,
+        "rules": {rule: citations(rule, failure.case) for rule in failure.violation.rules},
+        "stack": {"runtime": stack.runtime, "operator": stack.operator, "device": stack.device,
+                  "versions": stack.versions, "details": list(stack.details)},
+    }
+    with open(os.path.join(folder, "case.json"), "w") as handle:
+        json.dump(document, handle, indent=2, default=str)
+        handle.write("\n")
+    with open(os.path.join(folder, "repro.py"), "w") as handle:
+        handle.write(repro)
+    with open(os.path.join(folder, "report.md"), "w") as handle:
+        handle.write(report_markdown(failure, result, relation, title=title, stack=stack, repro=repro,
+                                     rerun=rerun_command(result, spec_text), timeout=timeout))
+    failure.report_dir = folder
+    return folder
+
+
+def write_reports(result, directory: str, *, target_spec=None, timeout: float = 5.0) -> list[str]:
+    """One report folder per failure of the run."""
+    return [write_report(f, result, directory, target_spec=target_spec, index=i, timeout=timeout)
+            for i, f in enumerate(result.failures, 1)]

@@ -1,0 +1,139 @@
+"""report.md: a bug report a maintainer files as it is: a plain title, the quoted rule, the
+minimal case, expected against actual (each side named), the repro and the stack."""
+from __future__ import annotations
+
+import json
+import platform
+
+import numpy as np
+
+from topkspec.report.cite import citations, one_line
+from topkspec.report.compare import array_text, compared_outputs, side_by_side
+from topkspec.report.wording import case_text
+
+
+def message_of(violation) -> str:
+    """The violation's message without its leading rule id."""
+    text = violation.message
+    for rule in violation.rules:
+        if text.startswith(f"{rule}: "):
+            return text[len(rule) + 2:]
+    return text
+
+
+def rule_section(rule_id: str, case, *, heading: bool = True) -> list[str]:
+    """The quoted sentences of a rule, each with its document, address and section."""
+    from topkspec import spec
+
+    rule = spec.RULES.get(rule_id)
+    lines = []
+    for cited in citations(rule_id, case):
+        lines += [f"> {cited['quote']}", "",
+                  f"— [{cited['title']}]({cited['url']}), {cited['section']}."
+                  + (f" ({cited['note']})" if cited["note"] else ""), ""]
+    if rule is not None:
+        lines.append(f"Rule `{rule.id}` ({rule.status}): {rule.statement}"
+                     + (f" Why: {rule.reason}" if rule.reason else ""))
+    return lines
+
+
+def _descriptor(case) -> str:
+    from topkspec import spec
+
+    try:
+        return json.dumps(spec.descriptor(case))
+    except Exception:
+        return json.dumps(case.to_dict())
+
+
+def _output(out) -> str:
+    values, indices = out
+    return f"values {array_text(values)}, indices {array_text(indices)}"
+
+
+def expected_and_actual(failure, relation: str, stack, timeout: float) -> list[str]:
+    """The two sides, each named: expected (the spec) against actual (the runtime)."""
+    v, case = failure.violation, failure.case
+    runtime = stack.label
+    last = next((o for o in reversed(failure.outputs) if o is not None), None)
+    if relation == "reject":
+        return [f"- **Expected** (the spec): an error, because {one_line(failure.rule, case)}",
+                f"- **Actual** ({runtime}): " + (f"a result: {_output(last)}" if last else str(v.actual)), ""]
+    if relation == "accept":
+        return [f"- **Expected** (the spec): a result; the case is valid at `{case.profile}`",
+                f"- **Actual** ({runtime}): refused: {v.actual}", ""]
+    if relation in ("crash", "hang"):
+        what = "the process died" if relation == "crash" else f"no answer within {timeout:g} s"
+        return ["- **Expected** (the spec): a result", f"- **Actual** ({runtime}): {what}: {v.actual}", ""]
+    lines = []
+    shown = compared_outputs(failure, relation)
+    if shown is not None:
+        at = failure.calls[-1][0] if relation == "result" else failure.calls[0][0]
+        left, lv, right, rv = shown
+        lines.append(side_by_side(at, left, lv, f"{right} ({runtime})" if right == "actual" else right, rv))
+        return lines
+    plain = v.to_dict()
+    return [f"- **Expected** (the spec): {plain['expected']}", f"- **Actual** ({runtime}): {plain['actual']}", ""]
+
+
+def summary(failure, relation: str, stack) -> str:
+    """The opening sentence: the case, what the runtime did, in plain words."""
+    v, case = failure.violation, failure.case
+    given = f"With {case_text(case)}, {stack.label}"
+    last = next((o for o in reversed(failure.outputs) if o is not None), None)
+    if relation == "reject":
+        returned = f"returned {_output(last)}" if last else "returned a result"
+        return f"{given} {returned} instead of an error, though the case breaks the rule below."
+    if relation == "accept":
+        return f"{given} refused the case ({v.actual}), though it is valid at `{case.profile}`."
+    if relation in ("crash", "hang"):
+        return f"{given} {'killed its process' if relation == 'crash' else 'did not answer'}: {v.actual}"
+    return f"{given} broke the rule below: {message_of(v)}."
+
+
+def environment(stack) -> list[str]:
+    lines = [f"- **Runtime**: {stack.label}"
+             + (": " + ", ".join(f"{name} {version}" for name, version in stack.versions.items())
+                if stack.versions else "")]
+    lines += [f"- {detail}" for detail in stack.details]
+    lines.append(f"- numpy {np.__version__}, Python {platform.python_version()}, "
+                 f"{platform.system()} {platform.machine()}")
+    return lines
+
+
+def report_markdown(failure, result, relation: str, *, title: str, stack, repro: str, rerun: str,
+                    timeout: float) -> str:
+    import topkspec
+    from topkspec import spec
+
+    case, v = failure.case, failure.violation
+    from topkspec.spec.queries import profile_text
+
+    parts = [f"# {title}", "", summary(failure, relation, stack), "", "## The rule", "",
+             f"Judged by {profile_text(case.profile)}, profile `{case.profile}`:", ""]
+    parts += rule_section(failure.rule, case)
+    others = [r for r in v.rules if r != failure.rule]
+    if others:
+        parts += ["", "Also broken:"]
+        for rule_id in others:
+            rule = spec.RULES.get(rule_id)
+            parts.append(f"- `{rule_id}`" + (f" ({rule.status}): {rule.statement}"
+                                             + (f" Why: {rule.reason}" if rule.reason else "") if rule else ""))
+    parts += ["", "## The case", "", f"{case_text(case)} at `{case.profile}`:", "", "```json",
+              _descriptor(case), "```", ""]
+    if failure.draw is not None:
+        parts += [f"It breaks {', '.join(f'`{r}`' for r in sorted(failure.draw.rules))}: {failure.draw.how}.", ""]
+    if failure.x is not None:
+        parts += [f"Input: `{array_text(failure.x)}`", ""]
+    parts += ["## Expected and actual", ""]
+    parts += expected_and_actual(failure, relation, stack, timeout)
+    parts += ["## Reproduce", "", "`python repro.py` exits 1 while the bug is there and 0 once it is fixed "
+              "(`inputs.npz` and `case.json` beside it hold the inputs and the whole case):", "",
+              "```python", repro.rstrip("\n"), "```", "", "## Environment", ""]
+    parts += environment(stack)
+    found = f"property group `{failure.group}`" + (f", seed {result.seed}" if result.seed is not None else "")
+    again = ("To run the same search again" if result.seed is not None else
+             "To search again (saved failures replay first from the example database)")
+    parts += ["", f"Found by topkspec {getattr(topkspec, '__version__', '?')} ({found}). {again}:", "",
+              "```sh", rerun, "```", ""]
+    return "\n".join(parts)

@@ -1,0 +1,168 @@
+"""repro.py: a standalone program in the runtime's own API, rendered from template files.
+
+It is the head (title, rule, exit codes), the writer's runtime part (imports and
+`topk(x, k, axis)`), the data of the shrunk example as literals, and the check of the
+failure's relation. It exits 1 while the bug is there and 0 once it is fixed.
+"""
+from __future__ import annotations
+
+import textwrap
+from importlib import resources
+from string import Template
+
+import numpy as np
+
+from topkspec import dtypes
+from topkspec.properties.sequences import nan_mask
+from topkspec.report.compare import calls_for, expected_result
+
+INLINE_LIMIT = 256  # elements written into the program; larger arrays load from inputs.npz
+
+
+def read_template(template) -> str:
+    """A template's text: a name under topkspec/report/templates/, or a path or Traversable."""
+    if isinstance(template, str) and "/" not in template and "\\" not in template:
+        return resources.files("topkspec.report").joinpath("templates", template).read_text()
+    if hasattr(template, "read_text"):
+        return template.read_text()
+    with open(template) as handle:
+        return handle.read()
+
+
+def render(template, **values) -> str:
+    """The template with its $names filled (a missing name is an error, not a silent gap)."""
+    return Template(read_template(template)).substitute(values)
+
+
+def _number(value, kind: str) -> str:
+    if kind in "iu":
+        return str(int(value))
+    value = float(value)
+    if value != value:
+        return "nan"
+    if value in (float("inf"), float("-inf")):
+        return "inf" if value > 0 else "-inf"
+    return repr(value)
+
+
+def array_literal(arr, name: str, key: str) -> tuple[str, set]:
+    """`NAME = np.array([...], dtype=...)` exact to the bit, and the names it needs (ml_dtypes,
+    nan, inf); arrays above INLINE_LIMIT elements load from inputs.npz instead."""
+    arr = np.asarray(arr)
+    type_name = dtypes.name_of(arr.dtype)
+    native = arr.dtype.type.__module__ == "numpy"
+    dtype = f"np.{type_name}" if native else f"ml_dtypes.{type_name}"
+    needs = set() if native else {"ml_dtypes"}
+    if arr.size > INLINE_LIMIT:
+        view = "" if native else f".view({dtype})"
+        return f'{name} = np.load(os.path.join(os.path.dirname(os.path.abspath(__file__)), "inputs.npz"))' \
+               f'["{key}"]{view}  # {arr.size} elements', needs | {"os"}
+    kind = "f" if arr.dtype.kind in "fV" else arr.dtype.kind
+    numbers = [_number(v, kind) for v in arr.reshape(-1).tolist()] if native else \
+        [_number(float(v), "f") for v in arr.reshape(-1)]
+    needs |= {w for w in ("nan", "inf") if any(w in n for n in numbers)}
+    shape = f".reshape({list(arr.shape)})" if arr.ndim != 1 else ""
+    text = f"{name} = np.array([{', '.join(numbers)}], dtype={dtype}){shape}"
+    if not _round_trips(text, arr):  # a NaN payload, say: write the bits
+        bits = arr.view(f"uint{arr.dtype.itemsize * 8}")
+        text = (f"{name} = np.array({bits.reshape(-1).tolist()}, dtype=np.uint{arr.dtype.itemsize * 8})"
+                f".view({dtype}){shape}  # bit patterns")
+    return text, needs
+
+
+def _round_trips(text: str, arr) -> bool:
+    import ml_dtypes
+
+    space = {"np": np, "ml_dtypes": ml_dtypes, "nan": float("nan"), "inf": float("inf")}
+    exec(text.replace(text.split(" = ", 1)[0], "_value", 1), space)
+    got = np.asarray(space["_value"])
+    return got.shape == arr.shape and got.tobytes() == np.ascontiguousarray(arr).tobytes()
+
+
+def check_of(relation: str, case, x) -> str:
+    """The check template for a relation (results: exact, unsorted or with NaN)."""
+    if relation == "result":
+        if nan_mask(np.asarray(x)).any():
+            return "check_nan.tmpl"
+        return "check_exact.tmpl" if case.sorted else "check_unsorted.tmpl"
+    return {"reject": "check_reject.tmpl", "accept": "check_accept.tmpl", "crash": "check_crash.tmpl",
+            "hang": "check_crash.tmpl"}.get(relation, "check_same.tmpl")
+
+
+_PAIRS = {
+    "prefix": ("expected = [np.take(a, np.arange(K2), axis=AXIS % X.ndim) for a in topk(X, K, AXIS)]\n"
+               "actual = topk(X, K2, AXIS)",
+               "the result for K={K2} is not the first {K2} of the result for K={K}",
+               "the result for a smaller K is the start of the result for a larger K"),
+    "axis_moves": ("expected = topk(X, K, AXIS)\n"
+                   "actual = [np.moveaxis(a, MOVED_TO, AXIS % X.ndim) for a in topk(X2, K, AXIS2)]",
+                   "moving the axis (a transpose) changed the result", "moving the axis moves the result"),
+    "same": ("expected = topk(X, K, AXIS)  # DML_TOP_K1, DECREASING\nactual = topk(X, K, AXIS)  # DML_TOP_K",
+             "the two operators differ", "the two operators agree"),
+    "deterministic": ("expected = topk(X.copy(), K, AXIS)\nfor run in range(2, 51):\n"
+                      "    actual = topk(X.copy(), K, AXIS)\n"
+                      "    if not all(same(a, b) for a, b in zip(expected, actual)):\n        break",
+                      "run {run} gave other bits than run 1 for the same input",
+                      "50 runs gave the same bits"),
+}
+
+
+def _data(relation: str, calls, takes_op: bool) -> tuple[list[str], set, dict]:
+    """The data lines, the names they need, and the check's template values."""
+    case, x = calls[0]
+    lines, needs = [], set()
+    text, more = array_literal(x, "X", "x0")
+    lines.append(text)
+    needs |= more
+    lines.append(f"K, AXIS = {case.k}, {case.axis}")
+    values = {}
+    if relation == "result":
+        expected = expected_result(case, x)
+        if expected is not None and check_of(relation, case, x) != "check_nan.tmpl":
+            for name, arr in (("EXPECTED_VALUES", expected[0]), ("EXPECTED_INDICES", expected[1])):
+                text, more = array_literal(arr, name, name.lower())
+                lines.append(text)
+                needs |= more
+        else:
+            lines.append(f"LARGEST, SORTED = {case.largest}, {case.sorted}")
+    elif relation == "prefix":
+        lines.append(f"K2 = {calls[1][0].k}")
+    elif relation == "axis_moves":
+        moved = calls[1][0]
+        lines.append(f"MOVED_TO, AXIS2 = {moved.norm_axis}, {moved.axis}")
+        lines.append("X2 = np.ascontiguousarray(np.moveaxis(X, AXIS % X.ndim, MOVED_TO))")
+    if relation in _PAIRS:
+        pair, what, fixed = _PAIRS[relation]
+        if relation == "same" and takes_op:
+            pair = 'expected = topk(X, K, AXIS, op="TOP_K1")  # DECREASING\nactual = topk(X, K, AXIS, op="TOP_K")'
+        values = {"pair": pair, "what": what, "fixed": fixed}
+    return lines, needs, values
+
+
+def repro_source(failure, relation: str, *, writer, target, target_spec, title: str, rule_line: str,
+                 why: str, timeout: float) -> str:
+    """The whole repro.py."""
+    calls = calls_for(failure, relation)
+    case, x = calls[0]
+    data, needs, check_values = _data(relation, calls, writer.takes_op)
+    template = writer.template(case) if callable(writer.template) else writer.template
+    runtime = render(template, **writer.fill(target, case, target_spec))
+    index_type = (getattr(target, "index_dtype", None) or case.index_dtype) if writer.checks_index_type else None
+    if index_type:
+        check_values.update(index_type_test=f' or indices.dtype != np.{index_type}',
+                            index_type_text=f"{dtypes.name_of(np.asarray(x).dtype)} values and {index_type} indices")
+    else:
+        check_values.update(index_type_test="", index_type_text=f"{dtypes.name_of(np.asarray(x).dtype)} values and integer indices")
+    check = render(check_of(relation, case, x), why=why.replace('"', "'"), timeout=f"{timeout:g}",
+                   **check_values)
+    wrapped = "\n".join(textwrap.wrap(rule_line, 100, break_long_words=False, break_on_hyphens=False))
+    head = render("head.tmpl", title=title.replace('"', "'"), rule=wrapped.replace('"""', "'''"),
+                  needs=writer.needs)
+    if relation in ("crash", "hang"):
+        needs.add("subprocess")
+    stdlib = "".join(f"import {name}\n" for name in sorted(needs & {"os", "subprocess"}) + ["sys"])
+    head = head.replace("import sys\n", stdlib)
+    if "ml_dtypes" in needs:
+        head = head.replace("import numpy as np\n", "import ml_dtypes\nimport numpy as np\n")
+    constants = 'nan, inf = float("nan"), float("inf")\n' if needs & {"nan", "inf"} else ""
+    return head + runtime + "\n\n" + constants + "\n".join(data) + "\n" + check

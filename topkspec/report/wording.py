@@ -1,0 +1,91 @@
+"""The plain words of a report: what happened, in a title a maintainer files as it is
+("ONNX Runtime TopK-24 (CPU) accepts K = 0 and returns empty outputs")."""
+from __future__ import annotations
+
+from topkspec import failures
+
+# Wrong results by rule, most specific first: the first rule the violation names wins.
+_WRONG = [
+    ("out.ties.signed_zero", "does not treat -0.0 and +0.0 as tied"),
+    ("out.indices.base", "returns indices counted from 1"),
+    ("out.ties.index_order", "returns tied values out of index order"),
+    ("out.shape", "returns outputs of the wrong shape"),
+    ("out.dtype.values", "returns values of the wrong type"),
+    ("out.dtype.indices", "returns indices of the wrong type"),
+    ("out.indices.range_distinct", "returns indices out of range or repeated"),
+    ("out.values.gather", "returns values that are not the input elements at the returned indices"),
+    ("out.values.select", "selects the wrong elements"),
+    ("out.order", "returns values out of order"),
+    ("out.nan.unspecified", "returns the wrong non-NaN values when the input holds NaN"),
+    ("out.unsorted.set", "returns the wrong elements with sorted=0"),
+    ("out.prefix", "gives a smaller K a result that is not the start of a larger K's"),
+    ("out.axis_moves", "changes its result when the axis is moved"),
+    ("out.topk_equals_topk1", "gives DML_TOP_K and DML_TOP_K1 (DECREASING) different results"),
+    ("out.exact", "returns a wrong result"),
+]
+
+
+def case_text(case) -> str:
+    """'float32[2], K = 2, largest' (axis and sortedness when they matter)."""
+    parts = [f"{case.dtype}{list(case.shape)}", f"K = {case.k}"]
+    if case.rank > 1:
+        parts.append(f"axis {case.axis}")
+    parts.append("largest" if case.largest else "smallest")
+    if not case.sorted:
+        parts.append("sorted=0")
+    return ", ".join(parts)
+
+
+def _accepted(rule: str, case) -> str:
+    """What an accepted invalid case asked for, by the rule it breaks."""
+    tail = rule.rsplit(".", 1)[-1] if "." in rule else rule
+    if rule.endswith("k.positive"):
+        return f"accepts K = {case.k}"
+    if rule.endswith(("k.max", "k.max_strict")):
+        n = case.axis_size if 0 <= case.norm_axis < case.rank else "?"
+        relation = "equal to" if case.k == n else "above"
+        return f"accepts K = {case.k}, {relation} the axis size {n}"
+    if rule.endswith("axis.range"):
+        return f"accepts axis {case.axis} for a rank-{case.rank} input"
+    if rule.endswith(("dtype.T", "dtype.value_supported")):
+        return f"accepts {case.dtype} input, which {case.profile} does not allow"
+    if rule.endswith("dtype.index_supported"):
+        return f"accepts {case.index_dtype} indices, which {case.profile} does not allow"
+    if rule.endswith("rank.supported"):
+        return f"accepts a rank-{case.rank} input, which {case.profile} does not allow"
+    if rule.endswith("attr.boolean"):
+        return "accepts largest or sorted other than 0 and 1"
+    return f"accepts a descriptor that breaks {rule} ({tail})"
+
+
+def _returned(outputs) -> str:
+    out = next((o for o in reversed(outputs) if o is not None), None)
+    if out is None:
+        return ""
+    values = out[0]
+    if getattr(values, "size", 1) == 0:
+        return " and returns empty outputs"
+    return f" and returns values of shape {list(values.shape)}"
+
+
+def what_happened(failure) -> str:
+    """The verb phrase of the title: 'accepts K = 0 and returns empty outputs'."""
+    case, kind = failure.case, failure.failure_class
+    if kind == failures.ACCEPTS_INVALID:
+        return _accepted(failure.rule, case) + _returned(failure.outputs)
+    if kind == failures.REJECTS_VALID:
+        return f"refuses a valid case ({case_text(case)})"
+    if kind == failures.CRASH:
+        return f"crashes the process ({case_text(case)})"
+    if kind == failures.HANG:
+        return f"hangs ({case_text(case)})"
+    if kind == failures.NONDETERMINISTIC:
+        return f"returns different results for the same input ({case_text(case)})"
+    rules = set(failure.violation.rules)
+    phrase = next((text for rule, text in _WRONG if rule in rules), f"breaks {failure.rule}")
+    return f"{phrase} ({case_text(case)})"
+
+
+def title(stack, failure) -> str:
+    """'<runtime> <operator> (<device>) <what happened>'."""
+    return f"{stack.label} {what_happened(failure)}"

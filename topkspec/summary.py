@@ -1,0 +1,107 @@
+"""What a run shows a person: progress lines while it runs and the summary at its end."""
+from __future__ import annotations
+
+import time
+
+
+class Progress:
+    """Progress lines on a stream (at most one a second): examples done against the budget,
+    failures found, time so far and examples per second."""
+
+    def __init__(self, stream, total: int, label: str = ""):
+        self.stream = stream
+        self.total = total
+        self.label = label
+        self.start = time.monotonic()
+        self.last = 0.0
+
+    def update(self, result, group: str, force: bool = False) -> None:
+        if self.stream is None:
+            return
+        now = time.monotonic()
+        if not force and now - self.last < 1.0:
+            return
+        self.last = now
+        elapsed = now - self.start
+        done = result.total_examples
+        rate = f"{done / elapsed:.1f} examples/s" if elapsed > 0 else "-"
+        found = len(result.failures)
+        label = f"{self.label} " if self.label else ""
+        # Shrinking a failure runs examples beyond the budget, so the count may pass it.
+        self.stream.write(f"topkspec: {label}[{group}] {done}/{self.total} examples, {found} failure"
+                          f"{'' if found == 1 else 's'}, {elapsed:.1f} s, {rate}\n")
+        self.stream.flush()
+
+    def note(self, text: str) -> None:
+        """A line of its own (which target a matrix or bench is on)."""
+        if self.stream is not None:
+            self.stream.write(f"topkspec: {text}\n")
+            self.stream.flush()
+
+
+def budget_lines(result) -> list[str]:
+    """Examples per group against its share of the budget, and why a group used more or fewer."""
+    budgets = getattr(result, "budgets", None) or {}
+    if not budgets:
+        return []
+    failed = {f.group for f in result.failures}
+    parts = ", ".join(f"{g} {result.examples.get(g, 0)}/{share}" for g, share in budgets.items())
+    lines = [f"examples by group against its share of the budget of {result.max_examples}: {parts}"]
+    for group, share in budgets.items():
+        used = result.examples.get(group, 0)
+        if used == share:
+            continue
+        if group in failed:
+            why = ("it stops at its first failure, and shrinking that failure runs further examples "
+                   "(each one counted)")
+        elif used > share:
+            why = "examples saved in the example database replay first and count too"
+        else:
+            why = ("Hypothesis stopped early: it ran out of new inputs to try, or a crashing or "
+                   "hanging target was not retried")
+        lines.append(f"  {group}: {used} of {share}: {why}")
+    return lines
+
+
+def format_summary(result) -> str:
+    """The end-of-run summary a person reads."""
+    from topkspec.report.summary import failure_lines
+    from topkspec.spec.queries import profile_text
+
+    rate = f" ({result.total_examples / result.seconds:.1f} a second)" if result.seconds > 0 else ""
+    lines = [f"topkspec fuzz: {result.target} ({result.version}), spec {result.profile}: "
+             f"{profile_text(result.profile)}",
+             f"{result.total_examples} examples in {result.seconds:.1f}s{rate}"
+             + (f", seed {result.seed}" if result.seed is not None else "")]
+    lines += budget_lines(result)
+    lines.append("examples per property:")
+    for name, count in sorted(result.checks.items()):
+        lines.append(f"  {name:<20} {count}")
+    lines.append("coverage per type and rank:")
+    by_type: dict = {}
+    for (dtype, rank), count in result.coverage.items():
+        by_type.setdefault(dtype, {})[rank] = count
+    for dtype in sorted(by_type):
+        ranks = ", ".join(f"rank {r}: {c}" for r, c in sorted(by_type[dtype].items()))
+        lines.append(f"  {dtype:<10} {ranks}")
+    if result.unsupported:
+        lines.append("unsupported cases by reason:")
+        for reason, count in result.unsupported.most_common():
+            lines.append(f"  {count:>5}  {reason}")
+    if result.not_runnable:
+        lines.append(f"invalid descriptors drawn that no call can carry (see `topkspec validate`): "
+                     f"{result.not_runnable}")
+    if result.failures:
+        lines.append("failures by class:")
+    elif not result.errors:
+        lines.append("failures: none, every property held")
+    for name, count in sorted(result.failures_by_class().items()):
+        lines.append(f"  {name:<28} {count}")
+    for failure in result.failures:
+        where = f" -> {failure.report_dir}" if failure.report_dir else ""
+        lines.append(f"  [{failure.failure_class}] {failure.rule}: {failure.case.describe()}{where}")
+        if not failure.report_dir:
+            lines += failure_lines(failure)
+    for group, message in result.errors:
+        lines.append(f"error in group {group} (a fault of the suite, not the target): {message}")
+    return "\n".join(lines)
