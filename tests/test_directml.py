@@ -219,9 +219,10 @@ def test_validate_against_directml(dml, tmp_path):
 
 # -- the fuzzer ------------------------------------------------------------------------------------
 
-def test_a_bounded_fuzz_run_checks_examples_in_every_group(dml):
+def test_a_bounded_fuzz_run_checks_examples_in_every_group(dml, tmp_path):
     dml.close()
-    result = run_fuzz(RunConfig(target="directml", max_examples=200, seed=0, settings_profile="ci"))
+    result = run_fuzz(RunConfig(target="directml", max_examples=200, seed=0, settings_profile="ci",
+                                report_dir=str(tmp_path)))
     assert not result.errors, result.errors
     assert set(result.examples) == {"valid", "nan", "metamorphic", "invalid", "deterministic"}, result.examples
     assert result.total_examples >= 150, result.examples
@@ -234,6 +235,14 @@ def test_a_bounded_fuzz_run_checks_examples_in_every_group(dml):
     assert not bad, [f"{f.failure_class}: {f.violation.message}" for f in bad]
     for found in result.failures:
         assert np.isnan(found.x).any(), found.violation.message
+        # The report names the stack and its repro replays the case through the worker.
+        report = open(os.path.join(found.report_dir, "report.md")).read()
+        assert f"DirectML {dml.stack.dll_version}" in report and "CreateOperator" in report, report[:400]
+        if dml.stack.under_wine:
+            assert "translation layers" in report and "vkd3d" in report
+        out = subprocess.run([sys.executable, "repro.py"], cwd=found.report_dir, capture_output=True, text=True,
+                             timeout=300)
+        assert out.returncode == 1, out.stdout + out.stderr
 
 
 class PlantedCrash(DirectMLTarget):

@@ -49,6 +49,7 @@ class DirectMLTarget(Target):
     validates = True
     validates_tables = ("dml",)  # CreateOperator enforces the support table of the device's level
     isolates_itself = True  # see the module text
+    repro_kind = "directml"  # bug reports replay through the worker (repro_writer.py)
     index_dtype = None
     descriptor_rules = DESCRIPTOR_RULES
 
@@ -291,3 +292,12 @@ class DirectMLTarget(Target):
             self._restarts += max(0, self._worker.starts - 1)
             self._worker.close()
             self._worker = None
+
+
+def _register_repro_writer() -> None:
+    from topkspec.targets.directml.repro_writer import register
+
+    register()
+
+
+_register_repro_writer()
