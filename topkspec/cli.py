@@ -118,6 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--max-examples", type=_positive, default=300, help="examples per target")
     bench.add_argument("--seed", type=int, default=0)
     bench.add_argument("--quiet", action="store_true", help="no progress lines")
+
+    from topkspec.targets.directml.commands import add_parser as add_directml_parser
+    add_directml_parser(sub)
     return parser
 
 
@@ -179,11 +182,17 @@ def cmd_bench(args) -> int:
     return 0
 
 
+def cmd_directml(args) -> int:
+    from topkspec.targets.directml.commands import run
+
+    return run(args)
+
+
 def main(argv=None) -> int:
     from topkspec.spec.commands import cmd_spec, cmd_validate
 
     commands = {"fuzz": cmd_fuzz, "targets": cmd_targets, "spec": cmd_spec, "validate": cmd_validate,
-                "matrix": cmd_matrix, "bench": cmd_bench}
+                "matrix": cmd_matrix, "bench": cmd_bench, "directml": cmd_directml}
     try:
         parser = build_parser()
         args = parser.parse_args(argv)

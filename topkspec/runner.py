@@ -291,9 +291,11 @@ def resolve_target(spec, *, isolate: bool | None, timeout: float, notes: list | 
     if not usable:
         raise RunError(f"target {target.name} cannot run here: {why}")
     auto = isolate is None
-    if auto:
-        isolate = target.native
+    if auto:  # a target that runs its own worker process is not wrapped in another
+        isolate = target.native and not getattr(target, "isolates_itself", False)
     if not isolate:
+        if hasattr(target, "set_timeout"):
+            target.set_timeout(timeout)
         return target
     if isinstance(spec, str):
         target.close()
@@ -487,6 +489,8 @@ def _invalid_body(ctx: _Context, draw) -> None:
     from topkspec.properties import check_rejects_invalid
 
     if draw.case is None:
+        if _descriptor_verdict(ctx, draw) is not None:
+            return True
         ctx.result.not_runnable += 1  # a broken tensor field, say: only `validate` judges it
         return False
     # A case the target does not implement at all (no kernel for the type) proves nothing
@@ -512,6 +516,52 @@ def _invalid_body(ctx: _Context, draw) -> None:
     return True
 
 
+def _descriptor_verdict(ctx: _Context, draw):
+    """For a target that takes descriptors as written (`check_descriptor`, e.g. directml): its
+    verdict on a broken descriptor no Case carries; None when it cannot be asked."""
+    check = getattr(ctx.target, "check_descriptor", None)
+    if check is None or not set(draw.rules) & set(getattr(ctx.target, "descriptor_rules", ())):
+        return None
+    start = time.perf_counter()
+    try:
+        verdict = ctx._guard(lambda: check(draw.descriptor), draw.case or _DescriptorOnly(draw),
+                             rule="out.invalid_rejected")
+    finally:
+        ctx.result.timing["target_s"] += time.perf_counter() - start
+    if verdict is None:
+        return None
+    ctx.count("rejects_invalid")
+    if verdict["accepted"]:
+        rules = ("out.invalid_rejected",) + tuple(sorted(draw.rules))
+        raise Violation(rules, f"out.invalid_rejected: the descriptor breaks {', '.join(sorted(draw.rules))} "
+                               f"({draw.how}) but was accepted ({verdict['detail']})",
+                        failure_class=failures.ACCEPTS_INVALID, expected="a refusal", actual=verdict["detail"])
+    return verdict
+
+
+class _DescriptorOnly:
+    """Stands for a Case where a broken descriptor cannot be read as one."""
+
+    def __init__(self, draw):
+        self.draw = draw
+
+    def describe(self) -> str:
+        return self.draw.describe()
+
+    def to_dict(self) -> dict:
+        return {"profile": self.draw.profile, "descriptor": self.draw.descriptor}
+
+
+def _case_of(draw):
+    """The Case a broken descriptor describes (its input, axis, K), else a stand-in naming it."""
+    from topkspec import spec
+
+    try:
+        return spec.case_from_descriptor(draw.descriptor, draw.profile)
+    except ValueError:
+        return _DescriptorOnly(draw)
+
+
 def plan_groups(target: Target, profile: str, *, strict_doc: bool = False) -> dict:
     """{group: (strategy, body)} for the groups that apply to the target at `profile`.
     strict_doc: the literal DirectML text, so a K equal to the axis size is invalid (valid
@@ -535,8 +585,9 @@ def plan_groups(target: Target, profile: str, *, strict_doc: bool = False) -> di
     # rules only for targets that know the tables (and the literal K bound, when asked for,
     # for every target: it replaces the K bound every target is held to).
     tables = spec.parse_profile(profile).family in target.validates_tables
+    by_descriptor = set(getattr(target, "descriptor_rules", ()))  # reach the target without a Case
     breakable = [rule for rule in breakable_rules(profile, strict_doc=strict_doc)
-                 if carries_cases(profile, rule)
+                 if (carries_cases(profile, rule) or rule in by_descriptor)
                  and (tables or rule in IMPOSSIBLE_RULES or (strict_doc and rule == "dml.k.max_strict"))]
     if target.validates and breakable:
         groups["invalid"] = (st.one_of([invalid_descriptors(profile, rule) for rule in breakable]), _invalid_body)
@@ -647,6 +698,8 @@ def group_test(target, result, group, strategy, body, *, progress=None, strict_d
             result.judged[group] += 1
             draw = data if group == "invalid" else None
             case = draw.case if draw is not None else ctx.judged(data[0])
+            if case is None:  # a descriptor the target judged as written
+                case = _case_of(draw)
             x = ctx.calls[0][1] if ctx.calls else (None if draw is not None else data[1])
             ctx.last = Failure(target=target.name, group=group, violation=violation, case=case, x=x,
                                calls=list(ctx.calls), outputs=list(ctx.outputs), draw=draw)

@@ -29,6 +29,8 @@ def add_validate_arguments(parser) -> None:
                         help="judge by this profile (dml:3.1, onnx:11, ...) instead of the descriptor's own")
     parser.add_argument("--strict-doc", action="store_true",
                         help="apply the literal DirectML text: K must be less than the axis size")
+    parser.add_argument("--against", default=None, metavar="TARGET",
+                        help="also give each descriptor to TARGET (e.g. directml) and add its verdict as \"against\"")
 
 
 def cmd_spec(args, out=None) -> int:
@@ -60,19 +62,23 @@ def _read(path: str):
         raise InputError(f"{path} is nested too deeply to be a TopK descriptor") from None
 
 
-def _verdict(desc, profile, strict_doc) -> dict:
+def _verdict(desc, profile, strict_doc, against=None) -> dict:
     findings = validate(desc, profile, strict_doc=strict_doc)
-    return {"valid": not findings, "violations": [f.to_dict() for f in findings]}
+    result = {"valid": not findings, "violations": [f.to_dict() for f in findings]}
+    if against is not None:
+        from topkspec.targets.verdict import target_verdict
+        result["against"] = target_verdict(against, desc, profile)
+    return result
 
 
-def validate_document(kind: str, content, *, profile=None, strict_doc=False) -> dict:
+def validate_document(kind: str, content, *, profile=None, strict_doc=False, against=None) -> dict:
     """The validate command's result for one input (raises InputError, DescriptorError, ProfileError)."""
     if kind == "onnx":
         from topkspec.spec.onnx_model import topk_nodes
 
         nodes = []
         for name, desc, notes in topk_nodes(content):
-            entry = {"node": name, "descriptor": desc, **_verdict(desc, profile, strict_doc)}
+            entry = {"node": name, "descriptor": desc, **_verdict(desc, profile, strict_doc, against)}
             if notes:
                 entry["notes"] = notes
             nodes.append(entry)
@@ -80,11 +86,28 @@ def validate_document(kind: str, content, *, profile=None, strict_doc=False) -> 
                 "violations": [dict(v, node=n["node"]) for n in nodes for v in n["violations"]],
                 "nodes": nodes}
     if isinstance(content, list):
-        items = [_verdict(desc, profile, strict_doc) for desc in content]
+        items = [_verdict(desc, profile, strict_doc, against) for desc in content]
         return {"valid": all(i["valid"] for i in items),
                 "violations": [dict(v, item=i) for i, item in enumerate(items) for v in item["violations"]],
                 "items": items}
-    return _verdict(content, profile, strict_doc)
+    return _verdict(content, profile, strict_doc, against)
+
+
+def _against(name):
+    """The target --against names, available here (raises InputError otherwise)."""
+    if name is None:
+        return None
+    from topkspec.targets.registry import TargetError, get_target
+
+    try:
+        target = get_target(name)
+    except TargetError as exc:
+        raise InputError(str(exc)) from None
+    usable, why = target.available()
+    if not usable:
+        target.close()
+        raise InputError(f"--against {name}: the target cannot run here: {why}")
+    return target
 
 
 def cmd_validate(args, out=None, err=None) -> int:
@@ -93,7 +116,13 @@ def cmd_validate(args, out=None, err=None) -> int:
         if args.profile is not None:
             parse_profile(args.profile)
         kind, content = _read(args.file)
-        result = validate_document(kind, content, profile=args.profile, strict_doc=args.strict_doc)
+        against = _against(getattr(args, "against", None))
+        try:
+            result = validate_document(kind, content, profile=args.profile, strict_doc=args.strict_doc,
+                                       against=against)
+        finally:
+            if against is not None:
+                against.close()
         text = json.dumps(result, indent=2)
     except (InputError, DescriptorError, ProfileError) as exc:
         err.write(f"topkspec: error: {exc}\n")

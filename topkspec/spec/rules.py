@@ -53,6 +53,13 @@ class Rule:
 
         return applicable(self.sources, family, op=op, version=version)
 
+    @property
+    def observations(self) -> list:
+        """What implementations were observed to do where they and this rule's documents
+        differ (DirectML, by version: topkspec/targets/directml/observations.json)."""
+        from topkspec.targets.directml.observations import observations_for
+        return observations_for(self.id)
+
     def to_dict(self) -> dict:
         data = {
             "id": self.id,
@@ -69,6 +76,7 @@ class Rule:
             "lenient_only": self.lenient_only,
             "breakable_alone": self.breakable_alone,
             "co_broken": list(self.co_broken),
+            "observations": self.observations,
         }
         return data
 

@@ -62,6 +62,11 @@ def _openvino():
     return OpenVinoTarget()
 
 
+def _directml():
+    from topkspec.targets.directml.target import DirectMLTarget
+    return DirectMLTarget()
+
+
 # Factories import their runtime only when called, so listing names costs nothing.
 BUILTIN_TARGETS: dict[str, Callable[[], Target]] = {
     "reference": _reference,
@@ -73,6 +78,7 @@ BUILTIN_TARGETS: dict[str, Callable[[], Target]] = {
     "torch-cuda": _torch("cuda"),
     "jax": _jax,
     "openvino": _openvino,
+    "directml": _directml,
 }
 
 

@@ -1,0 +1,76 @@
+"""`topkspec directml setup | info | compare`."""
+from __future__ import annotations
+
+import json
+import sys
+
+
+def add_parser(sub) -> None:
+    """Adds `directml` and its subcommands to the topkspec command's subparsers."""
+    directml = sub.add_parser(
+        "directml", help="set up and inspect the directml target (DirectML.dll itself)",
+        epilog="subcommands: setup [--dll PATH | --version X.Y.Z] [--adapter A]; info [--json]; "
+               "compare [--out FILE] [--json FILE] [--versions V1,V2] [--observations FILE] [--readme FILE]")
+    commands = directml.add_subparsers(dest="directml_command", metavar="SUBCOMMAND",
+                                       parser_class=type(directml))
+
+    setup = commands.add_parser("setup", help="make the directml target available here (idempotent)")
+    which = setup.add_mutually_exclusive_group()
+    which.add_argument("--dll", default=None, help="use this DirectML.dll (copied into the cache)")
+    which.add_argument("--version", default=None,
+                       help="DirectML version to fetch from the onnxruntime-directml wheel carrying it "
+                            "(1.15.4 by default; 1.15.1, 1.13.1, 1.12.0, 1.9.0, 1.8.0, 1.5.1)")
+    setup.add_argument("--adapter", default=None, help="adapter for the check: auto, warp, or part of its name")
+
+    info = commands.add_parser("info", help="the DirectML stack: version, adapter, Wine/vkd3d/Mesa, what is missing")
+    info.add_argument("--json", action="store_true", help="JSON instead of text")
+
+    compare = commands.add_parser("compare", help="where the documents and DirectML differ, on a fixed descriptor set")
+    compare.add_argument("--out", default=None, help="write the markdown table here (default: standard output)")
+    compare.add_argument("--json", dest="json_out", default=None, help="also write every verdict as JSON here")
+    compare.add_argument("--versions", default=None,
+                         help="comma-separated DirectML versions installed by setup (default: the one in use)")
+    compare.add_argument("--observations", default=None,
+                         help="write the rules' observations (the file the spec export reads) here")
+    compare.add_argument("--readme", default=None,
+                         help="regenerate the tables between <!-- directml-compare [versions=...] --> and "
+                              "<!-- /directml-compare --> in this markdown file")
+
+
+def run(args) -> int:
+    command = getattr(args, "directml_command", None)
+    if command == "setup":
+        from topkspec.targets.directml.install import setup
+
+        return setup(dll=args.dll, version=args.version, adapter=args.adapter)
+    if command == "info":
+        return _info(args)
+    if command == "compare":
+        from topkspec.targets.directml.compare import cmd_compare
+
+        return cmd_compare(args)
+    print("topkspec directml: choose a subcommand: setup, info or compare", file=sys.stderr)
+    return 2
+
+
+def _info(args) -> int:
+    from topkspec.targets.directml.target import DirectMLTarget
+
+    target = DirectMLTarget()
+    try:
+        ok, why = target.available()
+        data = target.report_stack()
+        data.update(available=ok, reason=why, device=target.device if ok else None)
+    finally:
+        target.close()
+    if args.json:
+        print(json.dumps(data, indent=2, default=str))
+    else:
+        print(f"directml  [{'available' if ok else 'unavailable'}]  {data['summary']}")
+        if not ok:
+            print(f"    needs: {why}")
+        for key in ("dll", "directml_file_version", "dll_chosen_by", "worker", "adapter", "feature_level",
+                    "wine", "vkd3d", "mesa"):
+            if data.get(key):
+                print(f"    {key}: {data[key]}")
+    return 0 if ok else 1

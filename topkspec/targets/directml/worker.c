@@ -1,0 +1,1027 @@
+/*
+ * topk_worker: drives DirectML's TOP_K and TOP_K1 operators for topkspec.
+ *
+ * One process serves many requests over a framed binary protocol on its standard streams
+ * (see topkspec/targets/directml/protocol.py, which is the other end and documents it).
+ * At start it loads DirectML.dll from the path it is given, picks an adapter, creates the
+ * D3D12 and DML devices, asks the device for its feature level and per-type support, and
+ * writes one "ready" frame. Then, per request:
+ *
+ *   CREATE   IDMLDevice::CreateOperator on the descriptor exactly as given: DirectML's verdict.
+ *   EXECUTE  create, compile, initialize (cached per descriptor), upload the input, dispatch,
+ *            read both outputs back.
+ *   CRASH / HANG  misbehave on purpose, so the suite's crash and hang handling can be tested.
+ *   QUIT     leave.
+ *
+ * DirectML.h is not part of mingw-w64, so the few DirectML types, interface ids and vtable
+ * slots this program needs are declared below from DirectML's public reference pages.
+ * Built with mingw-w64 or `zig cc -target x86_64-windows-gnu`:
+ *   cc -O1 worker.c -o topk_worker.exe -ld3d12 -ldxgi
+ */
+#define COBJMACROS
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+#include <initguid.h> /* the D3D12 and DXGI interface ids are defined here, not linked */
+#include <d3d12.h>
+#include <dxgi1_4.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the protocol (mirrors protocol.py) ------------------------------------------------ */
+
+#define WORKER_PROTOCOL 1
+#define CMD_CREATE 2
+#define CMD_EXECUTE 3
+#define CMD_CRASH 4
+#define CMD_HANG 5
+#define CMD_QUIT 6
+
+/* Where an EXECUTE stopped (the status is that step's HRESULT). */
+#define STAGE_NONE 0
+#define STAGE_CREATE 1
+#define STAGE_COMPILE 2
+#define STAGE_INITIALIZE 3
+#define STAGE_EXECUTE 4
+#define STAGE_READBACK 5
+#define STAGE_DEVICE 6
+#define STAGE_PROTOCOL 7
+
+#define MAX_FRAME (1u << 30)
+#define MAX_DIMS 16
+#define CACHE_SLOTS 48
+
+/* ---- DirectML declarations ------------------------------------------------------------- */
+
+#define DMLW_TENSOR_TYPE_BUFFER 1
+#define DMLW_FEATURE_TENSOR_DATA_TYPE_SUPPORT 0
+#define DMLW_FEATURE_FEATURE_LEVELS 1
+#define DMLW_BINDING_TYPE_NONE 0
+#define DMLW_BINDING_TYPE_BUFFER 1
+#define DMLW_OPERATOR_TOP_K 71
+
+typedef struct {
+    UINT DataType;
+    UINT Flags;
+    UINT DimensionCount;
+    const UINT *Sizes;
+    const UINT *Strides;
+    UINT64 TotalTensorSizeInBytes;
+    UINT GuaranteedBaseOffsetAlignment;
+} dmlw_buffer_tensor_desc;
+
+typedef struct {
+    UINT Type;
+    const void *Desc;
+} dmlw_tensor_desc;
+
+typedef struct {
+    UINT Type;
+    const void *Desc;
+} dmlw_operator_desc;
+
+typedef struct { /* DML_TOP_K_OPERATOR_DESC */
+    const dmlw_tensor_desc *InputTensor;
+    const dmlw_tensor_desc *OutputValueTensor;
+    const dmlw_tensor_desc *OutputIndexTensor;
+    UINT Axis;
+    UINT K;
+} dmlw_top_k_desc;
+
+typedef struct { /* DML_TOP_K1_OPERATOR_DESC */
+    const dmlw_tensor_desc *InputTensor;
+    const dmlw_tensor_desc *OutputValueTensor;
+    const dmlw_tensor_desc *OutputIndexTensor;
+    UINT Axis;
+    UINT K;
+    UINT AxisDirection;
+} dmlw_top_k1_desc;
+
+typedef struct {
+    UINT RequiredDescriptorCount;
+    UINT64 TemporaryResourceSize;
+    UINT64 PersistentResourceSize;
+} dmlw_binding_properties;
+
+typedef struct {
+    void *Dispatchable;
+    D3D12_CPU_DESCRIPTOR_HANDLE CPUDescriptorHandle;
+    D3D12_GPU_DESCRIPTOR_HANDLE GPUDescriptorHandle;
+    UINT SizeInDescriptors;
+} dmlw_binding_table_desc;
+
+typedef struct {
+    UINT Type;
+    const void *Desc;
+} dmlw_binding_desc;
+
+typedef struct {
+    ID3D12Resource *Buffer;
+    UINT64 Offset;
+    UINT64 SizeInBytes;
+} dmlw_buffer_binding;
+
+typedef struct {
+    UINT RequestedFeatureLevelCount;
+    const UINT *RequestedFeatureLevels;
+} dmlw_query_feature_levels;
+
+/* Interface ids. */
+static const GUID IID_DMLDevice = {0x6dbd6437, 0x96fd, 0x423f, {0xa9, 0x8c, 0xae, 0x5e, 0x7c, 0x2a, 0x57, 0x3f}};
+static const GUID IID_DMLOperator = {0x26caae7a, 0x3081, 0x4633, {0x95, 0x81, 0x22, 0x6f, 0xbe, 0x57, 0x69, 0x5d}};
+static const GUID IID_DMLCompiledOperator = {0x6b15e56a, 0xbf5c, 0x4902, {0x92, 0xd8, 0xda, 0x3a, 0x65, 0x0a, 0xfe, 0xa4}};
+static const GUID IID_DMLOperatorInitializer = {0x427c1113, 0x435c, 0x469c, {0x86, 0x76, 0x4d, 0x5d, 0xd0, 0x72, 0xf8, 0x13}};
+static const GUID IID_DMLBindingTable = {0x29c687dc, 0xde74, 0x4e3b, {0xab, 0x00, 0x11, 0x68, 0xf2, 0xfc, 0x3c, 0xfc}};
+static const GUID IID_DMLCommandRecorder = {0xe6857a76, 0x2e3e, 0x4fdd, {0xbf, 0xf4, 0x5d, 0x2b, 0xa1, 0x0f, 0xb4, 0x53}};
+
+/* Vtable slots: IUnknown 0-2, IDMLObject 3-6, then each interface's own methods in order. */
+#define SLOT_RELEASE 2
+#define SLOT_DEVICE_CHECK_FEATURE_SUPPORT 7
+#define SLOT_DEVICE_CREATE_OPERATOR 8
+#define SLOT_DEVICE_COMPILE_OPERATOR 9
+#define SLOT_DEVICE_CREATE_OPERATOR_INITIALIZER 10
+#define SLOT_DEVICE_CREATE_COMMAND_RECORDER 11
+#define SLOT_DEVICE_CREATE_BINDING_TABLE 12
+#define SLOT_DEVICE_GET_DEVICE_REMOVED_REASON 15
+#define SLOT_DISPATCHABLE_GET_BINDING_PROPERTIES 8 /* IDMLDeviceChild::GetDevice is 7 */
+#define SLOT_TABLE_BIND_INPUTS 8
+#define SLOT_TABLE_BIND_OUTPUTS 9
+#define SLOT_TABLE_BIND_TEMPORARY 10
+#define SLOT_TABLE_BIND_PERSISTENT 11
+#define SLOT_TABLE_RESET 12
+#define SLOT_RECORDER_RECORD_DISPATCH 8
+
+#define VT(obj) (*(void ***)(obj))
+
+typedef ULONG(STDMETHODCALLTYPE *fn_release)(void *);
+typedef HRESULT(STDMETHODCALLTYPE *fn_check_feature)(void *, UINT, UINT, const void *, UINT, void *);
+typedef HRESULT(STDMETHODCALLTYPE *fn_create_operator)(void *, const dmlw_operator_desc *, REFIID, void **);
+typedef HRESULT(STDMETHODCALLTYPE *fn_compile_operator)(void *, void *, UINT, REFIID, void **);
+typedef HRESULT(STDMETHODCALLTYPE *fn_create_initializer)(void *, UINT, void *const *, REFIID, void **);
+typedef HRESULT(STDMETHODCALLTYPE *fn_create_recorder)(void *, REFIID, void **);
+typedef HRESULT(STDMETHODCALLTYPE *fn_create_table)(void *, const dmlw_binding_table_desc *, REFIID, void **);
+typedef HRESULT(STDMETHODCALLTYPE *fn_removed_reason)(void *);
+/* GetBindingProperties returns a struct by value: under the MSVC member-function convention
+   the caller passes the return slot right after `this` and gets it back. */
+typedef dmlw_binding_properties *(STDMETHODCALLTYPE *fn_binding_properties)(void *, dmlw_binding_properties *);
+typedef void(STDMETHODCALLTYPE *fn_bind_many)(void *, UINT, const dmlw_binding_desc *);
+typedef void(STDMETHODCALLTYPE *fn_bind_one)(void *, const dmlw_binding_desc *);
+typedef HRESULT(STDMETHODCALLTYPE *fn_table_reset)(void *, const dmlw_binding_table_desc *);
+typedef void(STDMETHODCALLTYPE *fn_record_dispatch)(void *, ID3D12CommandList *, void *, void *);
+typedef HRESULT(WINAPI *fn_dml_create_device1)(ID3D12Device *, UINT, UINT, REFIID, void **);
+typedef HRESULT(WINAPI *fn_dml_create_device)(ID3D12Device *, UINT, REFIID, void **);
+
+static void release(void *obj) {
+    if (obj) ((fn_release)VT(obj)[SLOT_RELEASE])(obj);
+}
+
+static dmlw_binding_properties binding_properties(void *dispatchable) {
+    dmlw_binding_properties props;
+    memset(&props, 0, sizeof props);
+    ((fn_binding_properties)VT(dispatchable)[SLOT_DISPATCHABLE_GET_BINDING_PROPERTIES])(dispatchable, &props);
+    return props;
+}
+
+/* ---- standard streams ------------------------------------------------------------------- */
+
+static HANDLE in_handle, out_handle;
+
+static int read_exact(void *buffer, DWORD size) {
+    char *at = buffer;
+    while (size) {
+        DWORD got = 0;
+        if (!ReadFile(in_handle, at, size, &got, NULL) || got == 0) return 0;
+        at += got;
+        size -= got;
+    }
+    return 1;
+}
+
+static int write_exact(const void *buffer, DWORD size) {
+    const char *at = buffer;
+    while (size) {
+        DWORD put = 0;
+        if (!WriteFile(out_handle, at, size, &put, NULL) || put == 0) return 0;
+        at += put;
+        size -= put;
+    }
+    return 1;
+}
+
+/* A growing byte buffer for replies. */
+typedef struct {
+    uint8_t *data;
+    size_t size, capacity;
+} bytes;
+
+static void put(bytes *b, const void *data, size_t size) {
+    if (b->size + size > b->capacity) {
+        size_t capacity = b->capacity ? b->capacity : 256;
+        while (capacity < b->size + size) capacity *= 2;
+        b->data = realloc(b->data, capacity);
+        if (!b->data) {
+            fputs("topk_worker: out of memory\n", stderr);
+            ExitProcess(3);
+        }
+        b->capacity = capacity;
+    }
+    memcpy(b->data + b->size, data, size);
+    b->size += size;
+}
+
+static void put_u64(bytes *b, uint64_t v) { put(b, &v, 8); }
+static void put_f64(bytes *b, double v) { put(b, &v, 8); }
+
+static void put_text(bytes *b, const char *text) { put(b, text, strlen(text)); }
+
+static void put_json_string(bytes *b, const char *text) {
+    put_text(b, "\"");
+    for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+        char escaped[8];
+        if (*c == '"' || *c == '\\') {
+            escaped[0] = '\\';
+            escaped[1] = (char)*c;
+            put(b, escaped, 2);
+        } else if (*c < 0x20) {
+            snprintf(escaped, sizeof escaped, "\\u%04x", *c);
+            put_text(b, escaped);
+        } else {
+            put(b, c, 1);
+        }
+    }
+    put_text(b, "\"");
+}
+
+/* A reply frame: u32 length, u32 status (an HRESULT), u32 stage, payload. */
+static int reply(uint32_t status, uint32_t stage, const bytes *payload) {
+    uint32_t head[3];
+    head[0] = 8 + (uint32_t)(payload ? payload->size : 0);
+    head[1] = status;
+    head[2] = stage;
+    if (!write_exact(head, sizeof head)) return 0;
+    if (payload && payload->size && !write_exact(payload->data, (DWORD)payload->size)) return 0;
+    return 1;
+}
+
+static int reply_message(uint32_t status, uint32_t stage, const char *message) {
+    bytes b = {0};
+    put_text(&b, message);
+    int ok = reply(status, stage, &b);
+    free(b.data);
+    return ok;
+}
+
+/* ---- clocks ----------------------------------------------------------------------------- */
+
+static double ticks_per_us;
+
+static double now_us(void) {
+    LARGE_INTEGER t;
+    QueryPerformanceCounter(&t);
+    return (double)t.QuadPart / ticks_per_us;
+}
+
+/* ---- the device ------------------------------------------------------------------------- */
+
+static HMODULE dml_module;
+static int trace; /* TOPK_WORKER_TRACE set: say what happens on stderr */
+static ID3D12Device *d3d;
+static void *dml;
+static ID3D12CommandQueue *queue;
+static ID3D12CommandAllocator *allocator;
+static ID3D12GraphicsCommandList *list;
+static ID3D12Fence *fence;
+static HANDLE fence_event;
+static UINT64 fence_value;
+static void *recorder;
+static ID3D12Resource *upload, *readback;
+static UINT64 upload_size, readback_size;
+
+/* Old DirectML releases (before 1.8) divide by the device's WaveLaneCountMin, which vkd3d
+   reports as 0: with --lane-workaround the device answers D3D12_OPTIONS1 with non-zero lane
+   counts (on a copy of its vtable). */
+typedef HRESULT(STDMETHODCALLTYPE *fn_d3d_check_feature)(ID3D12Device *, D3D12_FEATURE, void *, UINT);
+static fn_d3d_check_feature original_check_feature;
+static void *patched_vtable[512];
+
+static HRESULT STDMETHODCALLTYPE check_feature_with_lanes(ID3D12Device *self, D3D12_FEATURE feature, void *data,
+                                                          UINT size) {
+    HRESULT hr = original_check_feature(self, feature, data, size);
+    if (SUCCEEDED(hr) && feature == D3D12_FEATURE_D3D12_OPTIONS1 && size >= sizeof(D3D12_FEATURE_DATA_D3D12_OPTIONS1)) {
+        D3D12_FEATURE_DATA_D3D12_OPTIONS1 *options = data;
+        if (options->WaveLaneCountMin == 0) options->WaveLaneCountMin = 8;
+        if (options->WaveLaneCountMax == 0) options->WaveLaneCountMax = 8;
+        if (options->TotalLaneCount == 0) options->TotalLaneCount = 8;
+    }
+    return hr;
+}
+
+static int apply_lane_workaround(ID3D12Device *device) {
+    D3D12_FEATURE_DATA_D3D12_OPTIONS1 options;
+    memset(&options, 0, sizeof options);
+    if (FAILED(ID3D12Device_CheckFeatureSupport(device, D3D12_FEATURE_D3D12_OPTIONS1, &options, sizeof options)))
+        return 0;
+    if (options.WaveLaneCountMin != 0) return 0;
+    void **vtable = VT(device);
+    MEMORY_BASIC_INFORMATION region;
+    size_t count = sizeof patched_vtable / sizeof patched_vtable[0];
+    if (VirtualQuery(vtable, &region, sizeof region)) {
+        size_t left = ((char *)region.BaseAddress + region.RegionSize - (char *)vtable) / sizeof(void *);
+        if (left < count) count = left;
+    }
+    memcpy(patched_vtable, vtable, count * sizeof(void *));
+    size_t slot = offsetof(ID3D12DeviceVtbl, CheckFeatureSupport) / sizeof(void *);
+    original_check_feature = (fn_d3d_check_feature)vtable[slot];
+    patched_vtable[slot] = (void *)check_feature_with_lanes;
+    *(void ***)device = patched_vtable;
+    return 1;
+}
+
+static void wide_to_utf8(const WCHAR *wide, char *out, int size) {
+    if (!WideCharToMultiByte(CP_UTF8, 0, wide, -1, out, size, NULL, NULL)) out[0] = 0;
+}
+
+static int contains_nocase(const char *haystack, const char *needle) {
+    size_t n = strlen(needle);
+    for (; *haystack; haystack++)
+        if (_strnicmp(haystack, needle, n) == 0) return 1;
+    return n == 0;
+}
+
+typedef struct {
+    char adapter[256];
+    UINT vendor, device_id;
+    int software;
+    UINT64 memory;
+} adapter_info;
+
+static void describe_adapter(IDXGIAdapter1 *adapter, adapter_info *info) {
+    DXGI_ADAPTER_DESC1 desc;
+    memset(&desc, 0, sizeof desc);
+    IDXGIAdapter1_GetDesc1(adapter, &desc);
+    wide_to_utf8(desc.Description, info->adapter, sizeof info->adapter);
+    info->vendor = desc.VendorId;
+    info->device_id = desc.DeviceId;
+    info->software = (desc.Flags & DXGI_ADAPTER_FLAG_SOFTWARE) != 0;
+    info->memory = desc.DedicatedVideoMemory;
+}
+
+/* Picks the adapter: "auto" tries hardware adapters first, then software ones, then WARP;
+   "warp" asks for WARP; anything else is a case-insensitive part of an adapter's name. */
+static HRESULT create_d3d_device(const char *want, adapter_info *chosen, bytes *listing) {
+    IDXGIFactory4 *factory = NULL;
+    HRESULT hr = CreateDXGIFactory1(&IID_IDXGIFactory4, (void **)&factory);
+    HRESULT last = hr;
+    put_text(listing, "[");
+    if (SUCCEEDED(hr)) {
+        IDXGIAdapter1 *adapter = NULL;
+        for (UINT i = 0; IDXGIFactory4_EnumAdapters1(factory, i, &adapter) == S_OK; i++) {
+            adapter_info info;
+            describe_adapter(adapter, &info);
+            if (i) put_text(listing, ", ");
+            put_json_string(listing, info.adapter);
+            IDXGIAdapter1_Release(adapter);
+        }
+        put_text(listing, "]");
+        int is_warp = _stricmp(want, "warp") == 0, is_auto = _stricmp(want, "auto") == 0;
+        for (int pass = 0; pass < 2 && !d3d && !is_warp; pass++) {
+            for (UINT i = 0; !d3d && IDXGIFactory4_EnumAdapters1(factory, i, &adapter) == S_OK; i++) {
+                adapter_info info;
+                describe_adapter(adapter, &info);
+                int wanted = is_auto ? (pass == 0 ? !info.software : info.software)
+                                     : (pass == 0 && contains_nocase(info.adapter, want));
+                if (wanted) {
+                    last = D3D12CreateDevice((IUnknown *)adapter, D3D_FEATURE_LEVEL_11_0, &IID_ID3D12Device, (void **)&d3d);
+                    if (SUCCEEDED(last)) *chosen = info;
+                }
+                IDXGIAdapter1_Release(adapter);
+            }
+        }
+        if (!d3d && (is_warp || is_auto)) {
+            if (SUCCEEDED(IDXGIFactory4_EnumWarpAdapter(factory, &IID_IDXGIAdapter1, (void **)&adapter))) {
+                describe_adapter(adapter, chosen);
+                chosen->software = 1;
+                last = D3D12CreateDevice((IUnknown *)adapter, D3D_FEATURE_LEVEL_11_0, &IID_ID3D12Device, (void **)&d3d);
+                IDXGIAdapter1_Release(adapter);
+            }
+        }
+        IDXGIFactory4_Release(factory);
+    } else {
+        put_text(listing, "]");
+    }
+    if (!d3d && _stricmp(want, "auto") == 0) {
+        last = D3D12CreateDevice(NULL, D3D_FEATURE_LEVEL_11_0, &IID_ID3D12Device, (void **)&d3d);
+        if (SUCCEEDED(last)) strcpy(chosen->adapter, "(default adapter)");
+    }
+    if (!d3d && SUCCEEDED(last)) last = DXGI_ERROR_NOT_FOUND;
+    return d3d ? S_OK : last;
+}
+
+static HRESULT create_queue(void) {
+    D3D12_COMMAND_QUEUE_DESC desc;
+    memset(&desc, 0, sizeof desc);
+    desc.Type = D3D12_COMMAND_LIST_TYPE_DIRECT;
+    HRESULT hr = ID3D12Device_CreateCommandQueue(d3d, &desc, &IID_ID3D12CommandQueue, (void **)&queue);
+    if (SUCCEEDED(hr))
+        hr = ID3D12Device_CreateCommandAllocator(d3d, D3D12_COMMAND_LIST_TYPE_DIRECT, &IID_ID3D12CommandAllocator,
+                                                 (void **)&allocator);
+    if (SUCCEEDED(hr))
+        hr = ID3D12Device_CreateCommandList(d3d, 0, D3D12_COMMAND_LIST_TYPE_DIRECT, allocator, NULL,
+                                            &IID_ID3D12GraphicsCommandList, (void **)&list);
+    if (SUCCEEDED(hr)) hr = ID3D12GraphicsCommandList_Close(list);
+    if (SUCCEEDED(hr)) hr = ID3D12Device_CreateFence(d3d, 0, D3D12_FENCE_FLAG_NONE, &IID_ID3D12Fence, (void **)&fence);
+    if (SUCCEEDED(hr)) {
+        fence_event = CreateEventW(NULL, FALSE, FALSE, NULL);
+        if (!fence_event) hr = HRESULT_FROM_WIN32(GetLastError());
+    }
+    if (SUCCEEDED(hr))
+        hr = ((fn_create_recorder)VT(dml)[SLOT_DEVICE_CREATE_COMMAND_RECORDER])(dml, &IID_DMLCommandRecorder, &recorder);
+    return hr;
+}
+
+static HRESULT device_status(void) {
+    HRESULT hr = ID3D12Device_GetDeviceRemovedReason(d3d);
+    if (SUCCEEDED(hr)) hr = ((fn_removed_reason)VT(dml)[SLOT_DEVICE_GET_DEVICE_REMOVED_REASON])(dml);
+    return hr;
+}
+
+/* Runs the recorded command list and waits for it. */
+static HRESULT submit_and_wait(void) {
+    HRESULT hr = ID3D12GraphicsCommandList_Close(list);
+    if (FAILED(hr)) return hr;
+    ID3D12CommandList *lists[1] = {(ID3D12CommandList *)list};
+    ID3D12CommandQueue_ExecuteCommandLists(queue, 1, lists);
+    hr = ID3D12CommandQueue_Signal(queue, fence, ++fence_value);
+    if (FAILED(hr)) return hr;
+    if (ID3D12Fence_GetCompletedValue(fence) < fence_value) {
+        hr = ID3D12Fence_SetEventOnCompletion(fence, fence_value, fence_event);
+        if (FAILED(hr)) return hr;
+        WaitForSingleObject(fence_event, INFINITE);
+    }
+    return device_status();
+}
+
+static HRESULT begin_commands(void) {
+    HRESULT hr = ID3D12CommandAllocator_Reset(allocator);
+    if (SUCCEEDED(hr)) hr = ID3D12GraphicsCommandList_Reset(list, allocator, NULL);
+    return hr;
+}
+
+static HRESULT make_buffer(D3D12_HEAP_TYPE heap_type, UINT64 size, D3D12_RESOURCE_FLAGS flags,
+                           D3D12_RESOURCE_STATES state, ID3D12Resource **out) {
+    D3D12_HEAP_PROPERTIES heap;
+    memset(&heap, 0, sizeof heap);
+    heap.Type = heap_type;
+    D3D12_RESOURCE_DESC desc;
+    memset(&desc, 0, sizeof desc);
+    desc.Dimension = D3D12_RESOURCE_DIMENSION_BUFFER;
+    desc.Width = (size + 255) & ~(UINT64)255;
+    if (desc.Width == 0) desc.Width = 256;
+    desc.Height = 1;
+    desc.DepthOrArraySize = 1;
+    desc.MipLevels = 1;
+    desc.Format = DXGI_FORMAT_UNKNOWN;
+    desc.SampleDesc.Count = 1;
+    desc.Layout = D3D12_TEXTURE_LAYOUT_ROW_MAJOR;
+    desc.Flags = flags;
+    return ID3D12Device_CreateCommittedResource(d3d, &heap, D3D12_HEAP_FLAG_NONE, &desc, state, NULL,
+                                                &IID_ID3D12Resource, (void **)out);
+}
+
+static void transition(ID3D12Resource *resource, D3D12_RESOURCE_STATES before, D3D12_RESOURCE_STATES after) {
+    D3D12_RESOURCE_BARRIER barrier;
+    memset(&barrier, 0, sizeof barrier);
+    barrier.Type = D3D12_RESOURCE_BARRIER_TYPE_TRANSITION;
+    barrier.Transition.pResource = resource;
+    barrier.Transition.Subresource = D3D12_RESOURCE_BARRIER_ALL_SUBRESOURCES;
+    barrier.Transition.StateBefore = before;
+    barrier.Transition.StateAfter = after;
+    ID3D12GraphicsCommandList_ResourceBarrier(list, 1, &barrier);
+}
+
+static void uav_barrier(void) {
+    D3D12_RESOURCE_BARRIER barrier;
+    memset(&barrier, 0, sizeof barrier);
+    barrier.Type = D3D12_RESOURCE_BARRIER_TYPE_UAV;
+    ID3D12GraphicsCommandList_ResourceBarrier(list, 1, &barrier);
+}
+
+/* ---- descriptors as they arrive --------------------------------------------------------- */
+
+typedef struct {
+    UINT op_type, axis, k, direction;
+    dmlw_buffer_tensor_desc buffers[3];
+    dmlw_tensor_desc tensors[3];
+    UINT sizes[3][MAX_DIMS], strides[3][MAX_DIMS];
+    dmlw_top_k_desc top_k;
+    dmlw_top_k1_desc top_k1;
+    dmlw_operator_desc op;
+} parsed_desc;
+
+typedef struct {
+    const uint8_t *at, *end;
+    int ok;
+} reader;
+
+static uint32_t get_u32(reader *r) {
+    uint32_t v = 0;
+    if (r->end - r->at < 4) {
+        r->ok = 0;
+        return 0;
+    }
+    memcpy(&v, r->at, 4);
+    r->at += 4;
+    return v;
+}
+
+static uint64_t get_u64(reader *r) {
+    uint64_t v = 0;
+    if (r->end - r->at < 8) {
+        r->ok = 0;
+        return 0;
+    }
+    memcpy(&v, r->at, 8);
+    r->at += 8;
+    return v;
+}
+
+/* Operator descriptor: u32 op_type, axis, k, direction; then three tensors (input, values,
+   indices), each u32 tensor_type, data_type, flags, dimension_count, has_strides, u64
+   total_size, u32 alignment, u32 sizes[dimension_count], u32 strides[dimension_count] when
+   has_strides. Every field goes into the DML structs as it came. */
+static int parse_desc(reader *r, parsed_desc *d) {
+    memset(d, 0, sizeof *d);
+    d->op_type = get_u32(r);
+    d->axis = get_u32(r);
+    d->k = get_u32(r);
+    d->direction = get_u32(r);
+    for (int t = 0; t < 3 && r->ok; t++) {
+        dmlw_buffer_tensor_desc *b = &d->buffers[t];
+        d->tensors[t].Type = get_u32(r);
+        b->DataType = get_u32(r);
+        b->Flags = get_u32(r);
+        b->DimensionCount = get_u32(r);
+        UINT has_strides = get_u32(r);
+        b->TotalTensorSizeInBytes = get_u64(r);
+        b->GuaranteedBaseOffsetAlignment = get_u32(r);
+        if (b->DimensionCount > MAX_DIMS) return 0;
+        for (UINT i = 0; i < b->DimensionCount; i++) d->sizes[t][i] = get_u32(r);
+        if (has_strides)
+            for (UINT i = 0; i < b->DimensionCount; i++) d->strides[t][i] = get_u32(r);
+        b->Sizes = d->sizes[t];
+        b->Strides = has_strides ? d->strides[t] : NULL;
+        d->tensors[t].Desc = b;
+    }
+    if (!r->ok) return 0;
+    d->top_k.InputTensor = d->top_k1.InputTensor = &d->tensors[0];
+    d->top_k.OutputValueTensor = d->top_k1.OutputValueTensor = &d->tensors[1];
+    d->top_k.OutputIndexTensor = d->top_k1.OutputIndexTensor = &d->tensors[2];
+    d->top_k.Axis = d->top_k1.Axis = d->axis;
+    d->top_k.K = d->top_k1.K = d->k;
+    d->top_k1.AxisDirection = d->direction;
+    d->op.Type = d->op_type;
+    d->op.Desc = d->op_type == DMLW_OPERATOR_TOP_K ? (const void *)&d->top_k : (const void *)&d->top_k1;
+    return 1;
+}
+
+/* ---- compiled operators, cached per descriptor ---------------------------------------- */
+
+typedef struct {
+    uint8_t *key;
+    size_t key_size;
+    uint64_t last_used;
+    void *compiled;
+    void *table;
+    ID3D12DescriptorHeap *heap;
+    UINT descriptors;
+    ID3D12Resource *persistent, *temporary;
+    dmlw_binding_properties exec_props;
+    ID3D12Resource *buffers[3];
+    UINT64 sizes[3];
+} cached_op;
+
+static cached_op cache[CACHE_SLOTS];
+static uint64_t use_clock;
+
+static void drop(cached_op *c) {
+    release(c->table);
+    release(c->compiled);
+    if (c->heap) ID3D12DescriptorHeap_Release(c->heap);
+    if (c->persistent) ID3D12Resource_Release(c->persistent);
+    if (c->temporary) ID3D12Resource_Release(c->temporary);
+    for (int i = 0; i < 3; i++)
+        if (c->buffers[i]) ID3D12Resource_Release(c->buffers[i]);
+    free(c->key);
+    memset(c, 0, sizeof *c);
+}
+
+static cached_op *find_cached(const uint8_t *key, size_t size) {
+    for (int i = 0; i < CACHE_SLOTS; i++)
+        if (cache[i].key && cache[i].key_size == size && memcmp(cache[i].key, key, size) == 0) {
+            cache[i].last_used = ++use_clock;
+            return &cache[i];
+        }
+    return NULL;
+}
+
+static cached_op *free_slot(void) {
+    cached_op *oldest = &cache[0];
+    for (int i = 0; i < CACHE_SLOTS; i++) {
+        if (!cache[i].key) return &cache[i];
+        if (cache[i].last_used < oldest->last_used) oldest = &cache[i];
+    }
+    drop(oldest);
+    return oldest;
+}
+
+static void bind_buffer(dmlw_buffer_binding *binding, dmlw_binding_desc *desc, ID3D12Resource *buffer, UINT64 size) {
+    binding->Buffer = buffer;
+    binding->Offset = 0;
+    binding->SizeInBytes = size;
+    desc->Type = buffer ? DMLW_BINDING_TYPE_BUFFER : DMLW_BINDING_TYPE_NONE;
+    desc->Desc = buffer ? binding : NULL;
+}
+
+static void table_desc(cached_op *c, void *dispatchable, dmlw_binding_table_desc *desc) {
+    memset(desc, 0, sizeof *desc);
+    desc->Dispatchable = dispatchable;
+    c->heap->lpVtbl->GetCPUDescriptorHandleForHeapStart(c->heap, &desc->CPUDescriptorHandle);
+    c->heap->lpVtbl->GetGPUDescriptorHandleForHeapStart(c->heap, &desc->GPUDescriptorHandle);
+    desc->SizeInDescriptors = c->descriptors;
+}
+
+static void record(void *dispatchable, void *table, ID3D12DescriptorHeap *heap) {
+    ID3D12DescriptorHeap *heaps[1] = {heap};
+    ID3D12GraphicsCommandList_SetDescriptorHeaps(list, 1, heaps);
+    ((fn_record_dispatch)VT(recorder)[SLOT_RECORDER_RECORD_DISPATCH])(recorder, (ID3D12CommandList *)list,
+                                                                      dispatchable, table);
+}
+
+/* Compiles and initializes an operator; on failure *stage says which step. */
+static HRESULT build(cached_op *c, parsed_desc *d, uint32_t *stage, double *create_us, double *compile_us) {
+    void *op = NULL, *initializer = NULL;
+    double start = now_us();
+    *stage = STAGE_CREATE;
+    HRESULT hr = ((fn_create_operator)VT(dml)[SLOT_DEVICE_CREATE_OPERATOR])(dml, &d->op, &IID_DMLOperator, &op);
+    *create_us = now_us() - start;
+    if (FAILED(hr)) return hr;
+    start = now_us();
+    *stage = STAGE_COMPILE;
+    hr = ((fn_compile_operator)VT(dml)[SLOT_DEVICE_COMPILE_OPERATOR])(dml, op, 0, &IID_DMLCompiledOperator,
+                                                                      &c->compiled);
+    release(op);
+    if (FAILED(hr)) return hr;
+    *stage = STAGE_INITIALIZE;
+    hr = ((fn_create_initializer)VT(dml)[SLOT_DEVICE_CREATE_OPERATOR_INITIALIZER])(
+        dml, 1, &c->compiled, &IID_DMLOperatorInitializer, &initializer);
+    if (FAILED(hr)) return hr;
+    dmlw_binding_properties init_props = binding_properties(initializer);
+    c->exec_props = binding_properties(c->compiled);
+    if (trace)
+        fprintf(stderr, "topk_worker: initializer: %u descriptors, %llu temporary; operator: %u descriptors, "
+                "%llu temporary, %llu persistent\n", init_props.RequiredDescriptorCount,
+                (unsigned long long)init_props.TemporaryResourceSize, c->exec_props.RequiredDescriptorCount,
+                (unsigned long long)c->exec_props.TemporaryResourceSize,
+                (unsigned long long)c->exec_props.PersistentResourceSize);
+    c->descriptors = init_props.RequiredDescriptorCount > c->exec_props.RequiredDescriptorCount
+                         ? init_props.RequiredDescriptorCount
+                         : c->exec_props.RequiredDescriptorCount;
+    if (c->descriptors == 0) c->descriptors = 1;
+    D3D12_DESCRIPTOR_HEAP_DESC heap_desc;
+    memset(&heap_desc, 0, sizeof heap_desc);
+    heap_desc.Type = D3D12_DESCRIPTOR_HEAP_TYPE_CBV_SRV_UAV;
+    heap_desc.NumDescriptors = c->descriptors;
+    heap_desc.Flags = D3D12_DESCRIPTOR_HEAP_FLAG_SHADER_VISIBLE;
+    hr = ID3D12Device_CreateDescriptorHeap(d3d, &heap_desc, &IID_ID3D12DescriptorHeap, (void **)&c->heap);
+    UINT64 temporary = init_props.TemporaryResourceSize > c->exec_props.TemporaryResourceSize
+                           ? init_props.TemporaryResourceSize
+                           : c->exec_props.TemporaryResourceSize;
+    if (SUCCEEDED(hr) && temporary)
+        hr = make_buffer(D3D12_HEAP_TYPE_DEFAULT, temporary, D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS,
+                         D3D12_RESOURCE_STATE_UNORDERED_ACCESS, &c->temporary);
+    if (SUCCEEDED(hr) && c->exec_props.PersistentResourceSize)
+        hr = make_buffer(D3D12_HEAP_TYPE_DEFAULT, c->exec_props.PersistentResourceSize,
+                         D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS, D3D12_RESOURCE_STATE_UNORDERED_ACCESS,
+                         &c->persistent);
+    for (int t = 0; t < 3 && SUCCEEDED(hr); t++) {
+        c->sizes[t] = d->buffers[t].TotalTensorSizeInBytes;
+        hr = make_buffer(D3D12_HEAP_TYPE_DEFAULT, c->sizes[t], D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS,
+                         t == 0 ? D3D12_RESOURCE_STATE_COPY_DEST : D3D12_RESOURCE_STATE_UNORDERED_ACCESS,
+                         &c->buffers[t]);
+    }
+    dmlw_binding_table_desc tdesc;
+    if (SUCCEEDED(hr)) {
+        table_desc(c, initializer, &tdesc);
+        hr = ((fn_create_table)VT(dml)[SLOT_DEVICE_CREATE_BINDING_TABLE])(dml, &tdesc, &IID_DMLBindingTable, &c->table);
+    }
+    if (SUCCEEDED(hr)) {
+        dmlw_buffer_binding buffer;
+        dmlw_binding_desc binding;
+        if (init_props.TemporaryResourceSize) {
+            bind_buffer(&buffer, &binding, c->temporary, init_props.TemporaryResourceSize);
+            ((fn_bind_one)VT(c->table)[SLOT_TABLE_BIND_TEMPORARY])(c->table, &binding);
+        }
+        bind_buffer(&buffer, &binding, c->persistent, c->exec_props.PersistentResourceSize);
+        ((fn_bind_many)VT(c->table)[SLOT_TABLE_BIND_OUTPUTS])(c->table, 1, &binding);
+        hr = begin_commands();
+        if (SUCCEEDED(hr)) {
+            record(initializer, c->table, c->heap);
+            hr = submit_and_wait();
+        }
+    }
+    release(initializer);
+    if (FAILED(hr)) return hr;
+    /* The table now serves the compiled operator: input, two outputs, its resources. */
+    table_desc(c, c->compiled, &tdesc);
+    hr = ((fn_table_reset)VT(c->table)[SLOT_TABLE_RESET])(c->table, &tdesc);
+    if (FAILED(hr)) return hr;
+    dmlw_buffer_binding buffers[3], extra;
+    dmlw_binding_desc bindings[3], binding;
+    for (int t = 0; t < 3; t++) bind_buffer(&buffers[t], &bindings[t], c->buffers[t], c->sizes[t]);
+    ((fn_bind_many)VT(c->table)[SLOT_TABLE_BIND_INPUTS])(c->table, 1, &bindings[0]);
+    ((fn_bind_many)VT(c->table)[SLOT_TABLE_BIND_OUTPUTS])(c->table, 2, &bindings[1]);
+    if (c->exec_props.TemporaryResourceSize) {
+        bind_buffer(&extra, &binding, c->temporary, c->exec_props.TemporaryResourceSize);
+        ((fn_bind_one)VT(c->table)[SLOT_TABLE_BIND_TEMPORARY])(c->table, &binding);
+    }
+    if (c->exec_props.PersistentResourceSize) {
+        bind_buffer(&extra, &binding, c->persistent, c->exec_props.PersistentResourceSize);
+        ((fn_bind_one)VT(c->table)[SLOT_TABLE_BIND_PERSISTENT])(c->table, &binding);
+    }
+    *compile_us = now_us() - start;
+    return S_OK;
+}
+
+static HRESULT ensure_staging(UINT64 in_size, UINT64 out_size) {
+    HRESULT hr = S_OK;
+    if (in_size > upload_size) {
+        if (upload) ID3D12Resource_Release(upload);
+        upload = NULL;
+        upload_size = 0;
+        hr = make_buffer(D3D12_HEAP_TYPE_UPLOAD, in_size, D3D12_RESOURCE_FLAG_NONE, D3D12_RESOURCE_STATE_GENERIC_READ,
+                         &upload);
+        if (SUCCEEDED(hr)) upload_size = in_size;
+    }
+    if (SUCCEEDED(hr) && out_size > readback_size) {
+        if (readback) ID3D12Resource_Release(readback);
+        readback = NULL;
+        readback_size = 0;
+        hr = make_buffer(D3D12_HEAP_TYPE_READBACK, out_size, D3D12_RESOURCE_FLAG_NONE, D3D12_RESOURCE_STATE_COPY_DEST,
+                         &readback);
+        if (SUCCEEDED(hr)) readback_size = out_size;
+    }
+    return hr;
+}
+
+/* EXECUTE: descriptor, u64 input size, input bytes. Reply payload: u64 size + bytes of the
+   values tensor, the same for indices, then f64 microseconds for create, compile+initialize
+   (0 when cached) and execute. */
+static int do_execute(reader *r) {
+    const uint8_t *key = r->at;
+    parsed_desc d;
+    if (!parse_desc(r, &d)) return reply_message(E_INVALIDARG, STAGE_PROTOCOL, "malformed descriptor");
+    size_t key_size = (size_t)(r->at - key);
+    uint64_t in_size = get_u64(r);
+    if (!r->ok || (uint64_t)(r->end - r->at) < in_size)
+        return reply_message(E_INVALIDARG, STAGE_PROTOCOL, "input shorter than announced");
+    const uint8_t *input = r->at;
+    double create_us = 0, compile_us = 0;
+    cached_op *c = find_cached(key, key_size);
+    if (!c) {
+        c = free_slot();
+        uint32_t stage = STAGE_NONE;
+        HRESULT hr = build(c, &d, &stage, &create_us, &compile_us);
+        if (FAILED(hr)) {
+            drop(c);
+            return reply(hr, stage, NULL);
+        }
+        c->key = malloc(key_size);
+        memcpy(c->key, key, key_size);
+        c->key_size = key_size;
+        c->last_used = ++use_clock;
+    }
+    if (in_size > c->sizes[0]) in_size = c->sizes[0];
+    double start = now_us();
+    UINT64 out_size = c->sizes[1] + c->sizes[2];
+    HRESULT hr = ensure_staging(c->sizes[0], out_size);
+    if (FAILED(hr)) return reply(hr, STAGE_EXECUTE, NULL);
+    void *mapped = NULL;
+    D3D12_RANGE none = {0, 0};
+    hr = ID3D12Resource_Map(upload, 0, &none, &mapped);
+    if (FAILED(hr)) return reply(hr, STAGE_EXECUTE, NULL);
+    memset(mapped, 0, (size_t)c->sizes[0]);
+    memcpy(mapped, input, (size_t)in_size);
+    ID3D12Resource_Unmap(upload, 0, NULL);
+    hr = begin_commands();
+    if (FAILED(hr)) return reply(hr, STAGE_EXECUTE, NULL);
+    ID3D12GraphicsCommandList_CopyBufferRegion(list, c->buffers[0], 0, upload, 0, c->sizes[0]);
+    transition(c->buffers[0], D3D12_RESOURCE_STATE_COPY_DEST, D3D12_RESOURCE_STATE_UNORDERED_ACCESS);
+    record(c->compiled, c->table, c->heap);
+    uav_barrier();
+    transition(c->buffers[0], D3D12_RESOURCE_STATE_UNORDERED_ACCESS, D3D12_RESOURCE_STATE_COPY_DEST);
+    for (int t = 1; t < 3; t++)
+        transition(c->buffers[t], D3D12_RESOURCE_STATE_UNORDERED_ACCESS, D3D12_RESOURCE_STATE_COPY_SOURCE);
+    ID3D12GraphicsCommandList_CopyBufferRegion(list, readback, 0, c->buffers[1], 0, c->sizes[1]);
+    ID3D12GraphicsCommandList_CopyBufferRegion(list, readback, c->sizes[1], c->buffers[2], 0, c->sizes[2]);
+    for (int t = 1; t < 3; t++)
+        transition(c->buffers[t], D3D12_RESOURCE_STATE_COPY_SOURCE, D3D12_RESOURCE_STATE_UNORDERED_ACCESS);
+    hr = submit_and_wait();
+    if (FAILED(hr)) return reply(hr, STAGE_EXECUTE, NULL);
+    D3D12_RANGE all = {0, (SIZE_T)out_size};
+    hr = ID3D12Resource_Map(readback, 0, &all, &mapped);
+    if (FAILED(hr)) return reply(hr, STAGE_READBACK, NULL);
+    bytes b = {0};
+    put_u64(&b, c->sizes[1]);
+    put(&b, mapped, (size_t)c->sizes[1]);
+    put_u64(&b, c->sizes[2]);
+    put(&b, (uint8_t *)mapped + c->sizes[1], (size_t)c->sizes[2]);
+    ID3D12Resource_Unmap(readback, 0, &none);
+    put_f64(&b, create_us);
+    put_f64(&b, compile_us);
+    put_f64(&b, now_us() - start);
+    int ok = reply(S_OK, STAGE_NONE, &b);
+    free(b.data);
+    return ok;
+}
+
+/* CREATE: descriptor. Reply: the HRESULT of CreateOperator; payload f64 microseconds. */
+static int do_create(reader *r) {
+    parsed_desc d;
+    if (!parse_desc(r, &d)) return reply_message(E_INVALIDARG, STAGE_PROTOCOL, "malformed descriptor");
+    void *op = NULL;
+    double start = now_us();
+    HRESULT hr = ((fn_create_operator)VT(dml)[SLOT_DEVICE_CREATE_OPERATOR])(dml, &d.op, &IID_DMLOperator, &op);
+    double took = now_us() - start;
+    release(op);
+    bytes b = {0};
+    put_f64(&b, took);
+    int ok = reply(hr, STAGE_CREATE, &b);
+    free(b.data);
+    return ok;
+}
+
+/* ---- start ------------------------------------------------------------------------------ */
+
+static LONG WINAPI on_crash(EXCEPTION_POINTERS *info) {
+    char text[128];
+    DWORD code = info && info->ExceptionRecord ? info->ExceptionRecord->ExceptionCode : 0;
+    snprintf(text, sizeof text, "topk_worker: unhandled exception 0x%08lx\n", (unsigned long)code);
+    DWORD put_count;
+    WriteFile(GetStdHandle(STD_ERROR_HANDLE), text, (DWORD)strlen(text), &put_count, NULL);
+    TerminateProcess(GetCurrentProcess(), 70);
+    return EXCEPTION_EXECUTE_HANDLER;
+}
+
+static const UINT feature_levels[] = {0x1000, 0x2000, 0x2100, 0x3000, 0x3100, 0x4000, 0x4100, 0x5000,
+                                      0x5100, 0x5200, 0x6000, 0x6100, 0x6200, 0x6300, 0x6400};
+
+/* The highest feature level the device reports; older DirectML releases refuse levels they do
+   not know, so the query is retried with fewer levels. */
+static HRESULT max_feature_level(UINT *level) {
+    HRESULT hr = E_FAIL;
+    UINT count = sizeof feature_levels / sizeof feature_levels[0];
+    for (; count > 0; count--) {
+        dmlw_query_feature_levels query = {count, feature_levels};
+        UINT data = 0;
+        hr = ((fn_check_feature)VT(dml)[SLOT_DEVICE_CHECK_FEATURE_SUPPORT])(dml, DMLW_FEATURE_FEATURE_LEVELS,
+                                                                           sizeof query, &query, sizeof data, &data);
+        if (SUCCEEDED(hr)) {
+            *level = data;
+            return hr;
+        }
+    }
+    return hr;
+}
+
+int main(int argc, char **argv) {
+    const char *dll = "DirectML.dll", *adapter = "auto";
+    UINT min_level = 0x1000;
+    int lanes = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--dll") && i + 1 < argc) dll = argv[++i];
+        else if (!strcmp(argv[i], "--adapter") && i + 1 < argc) adapter = argv[++i];
+        else if (!strcmp(argv[i], "--min-level") && i + 1 < argc) min_level = (UINT)strtoul(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--lane-workaround")) lanes = 1;
+    }
+    trace = getenv("TOPK_WORKER_TRACE") != NULL;
+    SetErrorMode(SEM_FAILCRITICALERRORS | SEM_NOGPFAULTERRORBOX | SEM_NOOPENFILEERRORBOX);
+    SetUnhandledExceptionFilter(on_crash);
+    in_handle = GetStdHandle(STD_INPUT_HANDLE);
+    out_handle = GetStdHandle(STD_OUTPUT_HANDLE);
+    LARGE_INTEGER frequency;
+    QueryPerformanceFrequency(&frequency);
+    ticks_per_us = (double)frequency.QuadPart / 1e6;
+
+    bytes info = {0}, listing = {0};
+    adapter_info chosen;
+    memset(&chosen, 0, sizeof chosen);
+    HRESULT hr = S_OK;
+    const char *failed = "";
+    double start = now_us(), d3d_ms = 0, dml_ms = 0;
+    int patched = 0;
+    UINT level = 0;
+
+    WCHAR wide_dll[MAX_PATH * 2];
+    MultiByteToWideChar(CP_UTF8, 0, dll, -1, wide_dll, MAX_PATH * 2);
+    dml_module = LoadLibraryExW(wide_dll, NULL, LOAD_WITH_ALTERED_SEARCH_PATH);
+    if (!dml_module) {
+        hr = HRESULT_FROM_WIN32(GetLastError());
+        failed = "LoadLibrary(DirectML.dll)";
+    }
+    if (SUCCEEDED(hr)) {
+        hr = create_d3d_device(adapter, &chosen, &listing);
+        d3d_ms = (now_us() - start) / 1000;
+        if (FAILED(hr)) failed = "D3D12CreateDevice";
+    } else {
+        put_text(&listing, "[]");
+    }
+    if (SUCCEEDED(hr)) {
+        if (lanes) patched = apply_lane_workaround(d3d);
+        start = now_us();
+        fn_dml_create_device1 create1 = (fn_dml_create_device1)(void *)GetProcAddress(dml_module, "DMLCreateDevice1");
+        if (create1) {
+            hr = create1(d3d, 0, min_level, &IID_DMLDevice, &dml);
+        } else {
+            fn_dml_create_device create0 = (fn_dml_create_device)(void *)GetProcAddress(dml_module, "DMLCreateDevice");
+            hr = create0 ? create0(d3d, 0, &IID_DMLDevice, &dml) : HRESULT_FROM_WIN32(ERROR_PROC_NOT_FOUND);
+        }
+        dml_ms = (now_us() - start) / 1000;
+        if (FAILED(hr)) failed = "DMLCreateDevice1";
+    }
+    if (SUCCEEDED(hr)) {
+        hr = create_queue();
+        if (FAILED(hr)) failed = "command queue";
+    }
+    char number[96];
+    put_text(&info, "{\"protocol\": ");
+    snprintf(number, sizeof number, "%d", WORKER_PROTOCOL);
+    put_text(&info, number);
+    put_text(&info, ", \"failed\": ");
+    put_json_string(&info, failed);
+    put_text(&info, ", \"adapter\": ");
+    put_json_string(&info, chosen.adapter);
+    snprintf(number, sizeof number, ", \"vendor_id\": %u, \"device_id\": %u, \"software\": %s", chosen.vendor,
+             chosen.device_id, chosen.software ? "true" : "false");
+    put_text(&info, number);
+    snprintf(number, sizeof number, ", \"dedicated_video_memory\": %llu", (unsigned long long)chosen.memory);
+    put_text(&info, number);
+    put_text(&info, ", \"adapters\": ");
+    put(&info, listing.data, listing.size);
+    snprintf(number, sizeof number, ", \"d3d12_ms\": %.3f, \"dml_ms\": %.3f, \"lane_workaround\": %s", d3d_ms, dml_ms,
+             patched ? "true" : "false");
+    put_text(&info, number);
+    if (SUCCEEDED(hr)) {
+        HRESULT level_hr = max_feature_level(&level);
+        snprintf(number, sizeof number, ", \"feature_level\": %u, \"feature_level_hr\": %lu", level,
+                 (unsigned long)(uint32_t)level_hr);
+        put_text(&info, number);
+        put_text(&info, ", \"types\": {");
+        for (UINT type = 1; type <= 11; type++) {
+            UINT query = type, supported = 0;
+            HRESULT type_hr = ((fn_check_feature)VT(dml)[SLOT_DEVICE_CHECK_FEATURE_SUPPORT])(
+                dml, DMLW_FEATURE_TENSOR_DATA_TYPE_SUPPORT, sizeof query, &query, sizeof supported, &supported);
+            snprintf(number, sizeof number, "%s\"%u\": [%s, %lu]", type > 1 ? ", " : "", type,
+                     supported ? "true" : "false", (unsigned long)(uint32_t)type_hr);
+            put_text(&info, number);
+        }
+        put_text(&info, "}");
+    }
+    put_text(&info, "}");
+    if (!reply(hr, STAGE_DEVICE, &info)) return 2;
+    free(info.data);
+    free(listing.data);
+    if (FAILED(hr)) return 1;
+
+    bytes request = {0};
+    for (;;) {
+        uint32_t size;
+        if (!read_exact(&size, 4)) return 0; /* the suite closed the pipe */
+        if (size < 4 || size > MAX_FRAME) {
+            reply_message(E_INVALIDARG, STAGE_PROTOCOL, "bad frame length");
+            return 2;
+        }
+        request.size = 0;
+        if (request.capacity < size) {
+            free(request.data);
+            request.data = malloc(size);
+            request.capacity = size;
+            if (!request.data) return 3;
+        }
+        if (!read_exact(request.data, size)) return 0;
+        reader r = {request.data + 4, request.data + size, 1};
+        uint32_t command;
+        memcpy(&command, request.data, 4);
+        int ok = 1;
+        switch (command) {
+        case CMD_CREATE: ok = do_create(&r); break;
+        case CMD_EXECUTE: ok = do_execute(&r); break;
+        case CMD_CRASH: *(volatile int *)(uintptr_t)8 = 1; break;
+        case CMD_HANG: Sleep(INFINITE); break;
+        case CMD_QUIT: reply(S_OK, STAGE_NONE, NULL); return 0;
+        default: ok = reply_message(E_INVALIDARG, STAGE_PROTOCOL, "unknown command");
+        }
+        if (!ok) return 2;
+    }
+}
