@@ -92,7 +92,10 @@ def test_createoperator_agrees_with_the_documents_but_where_recorded(comparison)
     k_equal_n = [r["name"] for r in comparison["rows"] if r["strict_rules"] == ["dml.k.max_strict"] and not r["rules"]]
     assert sorted(classes["the text forbids, DirectML accepts"]) == sorted(k_equal_n), \
         "K equal to the axis size is accepted (S_OK), as measured before"
-    assert classes.get("documents allow, DirectML refuses", []) == ["Flags = 1 on an output"], classes
+    # DirectML refuses every GuaranteedBaseOffsetAlignment below 16, which the text allows from the
+    # element size up (a power of two "at least as large as the element size").
+    assert sorted(classes.get("documents allow, DirectML refuses", [])) == [
+        "Flags = 1 on an output", "GuaranteedBaseOffsetAlignment = 4", "GuaranteedBaseOffsetAlignment = 8"], classes
     assert len(classes["agree"]) > 100
     refused = {rule for row in comparison["rows"] if not row["verdicts"][name]["accepted"]
                for rule in row["rules_at_device"]}

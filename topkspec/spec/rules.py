@@ -98,7 +98,7 @@ RULE_LIST = [
          "The operator exists at the feature level: TOP_K from DML_FEATURE_LEVEL_2_0, TOP_K1 from DML_FEATURE_LEVEL_2_1.",
          (K1.AVAILABILITY, TOPK.AVAILABILITY, LEVELS.CUMULATIVE), DOCUMENTED, "dml", _BOTH,
          check={"kind": "dml_operator_available", "table": "dml_support"}, requires=("dml.desc.fields",),
-         reason="Each operator's page says when it was introduced: TOP_K 'in DML_FEATURE_LEVEL_2_0' (its oldest support table is 2_0 too), TOP_K1 in 2_1. Other sources suggest TOP_K is older: the DirectML feature level history lists no TOP_K among 2_0's additions, and DirectML.h declares DML_OPERATOR_TOP_K before its DML_TARGET_VERSION >= 0x2000 block, that is in DirectML 1.0 (feature level 1_0). We follow the operator's own page; whether DirectML accepts TOP_K on a device created at DML_FEATURE_LEVEL_1_0 is still to be measured."),
+         reason="Each operator's page says when it was introduced: TOP_K 'in DML_FEATURE_LEVEL_2_0' (its oldest support table is 2_0 too), TOP_K1 in 2_1. Other sources suggest TOP_K is older: the DirectML feature level history lists no TOP_K among 2_0's additions, and DirectML.h declares DML_OPERATOR_TOP_K before its DML_TARGET_VERSION >= 0x2000 block, that is in DirectML 1.0 (feature level 1_0). We follow the operator's own page. DirectML itself cannot settle it: CreateOperator takes no feature level and judges by its device's (every release compared, from 1.5.1, accepts TOP_K)."),
     Rule("dml.tensor.sizes_positive",
          "Every size of InputTensor is at least 1 (the output sizes follow from it and K).",
          (BUFFER.SIZES,), DOCUMENTED, "dml", _BOTH,
@@ -190,7 +190,7 @@ RULE_LIST = [
          (BUFFER.ALIGNMENT, BUFFER.ALIGNMENT_16), DOCUMENTED, "dml", _BOTH,
          check={"kind": "alignment", "tensors": list(_T3)},
          requires=("dml.desc.fields", "dml.tensor.fields"),
-         reason="The page: 'If specified, this value must be a power of two that is at least as large as the element size.' Its 'Buffer tensors always have a minimum alignment of 16 bytes' is about binding the buffer, not a bound on this member. What DirectML's CreateOperator does with a value below 16 is still to be measured."),
+         reason="The page: 'If specified, this value must be a power of two that is at least as large as the element size.' Its 'Buffer tensors always have a minimum alignment of 16 bytes' is about binding the buffer, not a bound on this member. DirectML 1.15.4 is stricter than the text: CreateOperator refuses every value below 16 (E_INVALIDARG), whatever the element size, and accepts powers of two from 16 (measured, recorded as an observation; no valid case the fuzzer draws sets this member)."),
 
     # ---- ONNX nodes ------------------------------------------------------------------
     Rule("onnx.desc.fields",

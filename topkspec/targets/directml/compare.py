@@ -153,8 +153,9 @@ def fixed_descriptors() -> list[dict]:
     add("TOP_K1 at DML_FEATURE_LEVEL_1_0", make(level="1_0"))
     add("TOP_K1 at DML_FEATURE_LEVEL_2_0", make(level="2_0"))
     add("TOP_K1 rank 3 at DML_FEATURE_LEVEL_2_1 (4-D only)", make(sizes=(1, 3, 4), level="2_1"))
-    add("TOP_K FLOAT32 rank 2 at DML_FEATURE_LEVEL_1_0 (4-D only)", make("TOP_K", sizes=(3, 4), level="1_0"))
-    add("TOP_K INT32 at DML_FEATURE_LEVEL_1_0 (floats only)", make("TOP_K", dtype="INT32", level="1_0"))
+    add("TOP_K at DML_FEATURE_LEVEL_1_0", make("TOP_K", level="1_0"))
+    add("TOP_K FLOAT32 rank 2 at DML_FEATURE_LEVEL_2_0 (4-D only)", make("TOP_K", sizes=(3, 4), level="2_0"))
+    add("TOP_K INT32 at DML_FEATURE_LEVEL_2_0 (floats only)", make("TOP_K", dtype="INT32", level="2_0"))
     add("INT64 values at DML_FEATURE_LEVEL_3_1", make(dtype="INT64", level="3_1"))
     add("UINT64 indices at DML_FEATURE_LEVEL_3_1", make(index="UINT64", level="3_1"))
     return out
