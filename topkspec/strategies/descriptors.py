@@ -1,16 +1,22 @@
 """Valid TopK cases for a profile: every operator, value type, rank, axis position, direction and K.
 
-A case takes a handful of wide draws, each shrinking towards the plainest choice:
+A case takes a handful of draws, each shrinking towards the plainest choice:
 
-1. the operator and value type together (the first operator with float32 first);
-2. the switches together: direction, sorted, index type, axis sign (largest, sorted, the
-   first index type, a non-negative axis first);
-3. the rank (1 first), then the axis (0 first);
-4. the kind of shape (short axes first; then lengths around powers of two, any length, long
-   axes of 1024 and more, and long axes over many rows), then the axis size;
-5. the other sizes in one draw, one digit per dimension (all ones first);
+1. the operator, value type and switches together (direction, sorted, index type, axis
+   sign): the first operator, float32, largest, sorted, the first index type, a
+   non-negative axis first;
+2. the rank together with the kind of shape: rank 1 and short axes first; then lengths
+   around powers of two, any length below 1024, long axes, and axes over MANY_ROWS rows;
+3. the axis (0 first);
+4. the axis size: picked from the kind's sizes, which start at 1 (2 under strict_doc) and
+   reach further with each kind, so a failing size keeps its draw when the shrinker moves it
+   to a shorter kind (lengths around powers of two come from their own list);
+5. the other sizes, as the digits of one number (all ones first);
 6. where K sits (1 first; then the axis size, one less, anywhere), and K itself only when
    it sits anywhere.
+
+`CaseDrawer` makes every strategy it draws from once; `case_drawer(...)(draw)` draws a case
+inside another composite without a nested one.
 """
 from __future__ import annotations
 
@@ -36,7 +42,8 @@ SHAPE_KINDS = ("short",) * 6 + ("power of two",) * 4 + ("any",) * 2 + ("long",) 
 # A non-axis size per digit of one drawn number: digit 0 (all ones) first.
 _OTHER_SIZES = (1, 2, 3, 1, 4, 2, 7, 33)
 # At most this many sequences (the product of the other sizes), and elements, per kind of
-# shape: long axes come over a few rows, or over MANY_ROWS and more in their own kind.
+# shape: long axes come over a few rows, or over MANY_ROWS and more in their own kind (whose
+# axes below 1024 come as "long" ones do).
 _MAX_ROWS = {"short": 512, "power of two": 64, "any": 64, "long": 8, "many rows": 64}
 _MAX_ELEMENTS = {"short": 4096, "power of two": 16384, "any": 16384, "long": 16384}
 # Where K sits in 1..top: at 1, at top, one below it, or anywhere (drawn again).
@@ -191,9 +198,11 @@ class CaseDrawer:
         rank, kind = _pick(draw, self.shapes[plan.op])
         axis = _pick(draw, tuple(range(rank)))
         n = self._axis_size(draw, kind)
-        many_rows = kind == "many rows" and rank > 1 and n * MANY_ROWS <= self.max_total
-        room = min(self.max_total, _MAX_ELEMENTS.get(kind, self.max_total))
-        others = _other_sizes(draw, rank - 1, min(room // n, _MAX_ROWS[kind]), many_rows)
+        # Many rows only under long axes (what the kind is for); shorter ones as "long" has them.
+        many_rows = kind == "many rows" and rank > 1 and n >= LONG_AXIS and n * MANY_ROWS <= self.max_total
+        caps = kind if many_rows or kind != "many rows" else "long"
+        room = min(self.max_total, _MAX_ELEMENTS.get(caps, self.max_total))
+        others = _other_sizes(draw, rank - 1, min(room // n, _MAX_ROWS[caps]), many_rows)
         k = self._k(draw, n - 1 if self.strict else n)
 
         event(f"op={plan.op}")
