@@ -20,22 +20,28 @@ from hypothesis import seed as hypothesis_seed
 COVERAGE_GROUPS = {"valid": False, "nan": True, "metamorphic": True, "deterministic": True}
 
 
-def hypothesis_floor(max_examples: int, seed: int = 0) -> dict:
-    """Examples per second of a @given over two integers that does nothing."""
-    calls = []
+def hypothesis_floor(max_examples: int, seed: int = 0, repeat: int = 3) -> dict:
+    """Examples per second of a @given over two integers that does nothing: the best of
+    `repeat` runs (a run on a busy machine is only ever slower)."""
+    best = None
+    for _ in range(repeat):
+        calls = []
 
-    @hypothesis_seed(seed)
-    @settings(max_examples=max_examples, database=None, deadline=None,
-              suppress_health_check=list(HealthCheck))
-    @given(st.integers(), st.integers())
-    def nothing(a, b):
-        calls.append(None)
+        @hypothesis_seed(seed)
+        @settings(max_examples=max_examples, database=None, deadline=None,
+                  suppress_health_check=list(HealthCheck))
+        @given(st.integers(), st.integers())
+        def nothing(a, b):
+            calls.append(None)
 
-    start = time.perf_counter()
-    nothing()
-    seconds = time.perf_counter() - start
-    return {"target": "hypothesis-floor", "examples": len(calls), "seconds": round(seconds, 4),
-            "examples_per_s": round(len(calls) / seconds, 1)}
+        start = time.perf_counter()
+        nothing()
+        seconds = time.perf_counter() - start
+        if best is None or seconds < best[1]:
+            best = (len(calls), seconds)
+    count, seconds = best
+    return {"target": "hypothesis-floor", "examples": count, "seconds": round(seconds, 4),
+            "examples_per_s": round(count / seconds, 1)}
 
 
 def bench_target(name: str, *, max_examples: int, seed: int = 0, isolate=None) -> dict:
@@ -84,12 +90,14 @@ def coverage(profile: str, *, max_examples: int = 300, seed: int = 0, groups=Non
 
 
 def run_bench(names, *, max_examples: int = 300, seed: int = 0, with_coverage: bool = True):
-    """JSON-ready lines: Hypothesis's floor first, then each target, then the coverage of
-    each spec profile the targets were fuzzed at."""
-    yield hypothesis_floor(max_examples, seed)
+    """JSON-ready lines: Hypothesis's floor first, then each target (with its rate as a share
+    of the floor's), then the coverage of each spec profile the targets were fuzzed at."""
+    floor = hypothesis_floor(max_examples, seed)
+    yield floor
     profiles = []
     for name in names:
         line = bench_target(name, max_examples=max_examples, seed=seed)
+        line["of_floor"] = round(line["examples_per_s"] / floor["examples_per_s"], 3)
         if line["profile"] not in profiles:
             profiles.append(line["profile"])
         yield line
