@@ -44,7 +44,7 @@ _OTHER_SIZES = (1, 2, 3, 1, 4, 2, 7, 33)
 # At most this many sequences (the product of the other sizes), and elements, per kind of
 # shape: long axes come over a few rows, or over MANY_ROWS and more in their own kind (whose
 # axes below 1024 come as "long" ones do).
-_MAX_ROWS = {"short": 512, "power of two": 64, "any": 64, "long": 8, "many rows": 64}
+_MAX_ROWS = {"short": 512, "power of two": 64, "any": 64, "long": 8, "many rows": MANY_ROWS}
 _MAX_ELEMENTS = {"short": 4096, "power of two": 16384, "any": 16384, "long": 16384}
 # Where K sits in 1..top: at 1, at top, one below it, or anywhere (drawn again).
 K_PLACES = ("1", "top", "top-1", "anywhere")
