@@ -178,6 +178,10 @@ class CaseDrawer:
                       for kind, reach in (("short", 8), ("any", LONG_AXIS - 1), ("long", self.top),
                                           ("many rows", min(2 * LONG_AXIS, rows_top)))}
         self.sizes["power of two"] = near_powers or self.sizes["short"]
+        # Long axes over many rows are what that kind is for: each long size is listed four
+        # times (the order stays by size, so a smaller index is never a longer axis).
+        rows = self.sizes["many rows"]
+        self.sizes["many rows"] = tuple(n for n in rows for _ in range(4 if n >= LONG_AXIS else 1))
 
     def _axis_size(self, draw, kind: str) -> int:
         """The axis size for a kind of shape."""
