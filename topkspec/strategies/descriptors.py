@@ -48,6 +48,7 @@ _MAX_ROWS = {"short": 512, "power of two": 64, "any": 64, "long": 8, "many rows"
 _MAX_ELEMENTS = {"short": 4096, "power of two": 16384, "any": 16384, "long": 16384}
 # Where K sits in 1..top: at 1, at top, one below it, or anywhere (drawn again).
 K_PLACES = ("1", "top", "top-1", "anywhere")
+_K_PLACES = st.sampled_from(K_PLACES)
 
 
 @dataclass(frozen=True)
@@ -117,9 +118,15 @@ def ks_for(n: int, *, strict_doc: bool = False) -> st.SearchStrategy[int]:
     return st.one_of(st.sampled_from(edges), st.integers(1, top))
 
 
-def _pick(draw, options: tuple):
-    """One of `options`, the first when there is no choice (no draw then)."""
-    return options[0] if len(options) == 1 else draw(cached.sampled(options))
+class _Choice:
+    """A draw of one of `options` (none when there is only one), its strategy made once."""
+
+    def __init__(self, options):
+        self.options = tuple(options)
+        self.strategy = st.sampled_from(self.options) if len(self.options) > 1 else None
+
+    def __call__(self, draw):
+        return self.options[0] if self.strategy is None else draw(self.strategy)
 
 
 def _switches(prof, op: str, index_types: tuple) -> tuple:
@@ -165,10 +172,11 @@ class CaseDrawer:
         self.low = 2 if self.strict else 1
         self.top = max(self.low, min(max_axis_size, max_total))
         # operator, value type and switches in one draw; then rank and kind of shape in one
-        self.heads = tuple((plan, dtype, switches) for plan in plans for dtype in plan.value_types
-                           for switches in _switches(self.prof, plan.op, plan.index_types))
-        self.shapes = {plan.op: tuple((rank, kind) for rank in plan.ranks for kind in SHAPE_KINDS)
+        self.heads = _Choice((plan, dtype, switches) for plan in plans for dtype in plan.value_types
+                             for switches in _switches(self.prof, plan.op, plan.index_types))
+        self.shapes = {plan.op: _Choice((rank, kind) for rank in plan.ranks for kind in SHAPE_KINDS)
                        for plan in plans}
+        self.axes = {rank: _Choice(range(rank)) for plan in plans for rank in plan.ranks}
         # Axis sizes per kind of shape, each drawn as an index. But for the lengths around
         # powers of two, the sizes start at `low` and reach further with each kind, so a
         # failing size keeps its index when the shrinker moves it to a kind that reaches it.
@@ -182,26 +190,23 @@ class CaseDrawer:
         # times (the order stays by size, so a smaller index is never a longer axis).
         rows = self.sizes["many rows"]
         self.sizes["many rows"] = tuple(n for n in rows for _ in range(4 if n >= LONG_AXIS else 1))
-
-    def _axis_size(self, draw, kind: str) -> int:
-        """The axis size for a kind of shape."""
-        return _pick(draw, self.sizes[kind])
+        self.sizes = {kind: _Choice(sizes) for kind, sizes in self.sizes.items()}
 
     @staticmethod
     def _k(draw, top: int) -> int:
         """K in 1..top: at 1, at top, one below, or anywhere."""
         if top == 1:
             return 1
-        place = draw(cached.sampled(K_PLACES))
+        place = draw(_K_PLACES)
         if place == "anywhere":
             return draw(cached.integers(1, top))
         return {"1": 1, "top": top, "top-1": top - 1}[place]
 
     def __call__(self, draw) -> Case:
-        plan, dtype, (largest, sorted_, index_dtype, negative_axis) = _pick(draw, self.heads)
-        rank, kind = _pick(draw, self.shapes[plan.op])
-        axis = _pick(draw, tuple(range(rank)))
-        n = self._axis_size(draw, kind)
+        plan, dtype, (largest, sorted_, index_dtype, negative_axis) = self.heads(draw)
+        rank, kind = self.shapes[plan.op](draw)
+        axis = self.axes[rank](draw)
+        n = self.sizes[kind](draw)  # the axis size
         # Many rows only under long axes (what the kind is for); shorter ones as "long" has them.
         many_rows = kind == "many rows" and rank > 1 and n >= LONG_AXIS and n * MANY_ROWS <= self.max_total
         caps = kind if many_rows or kind != "many rows" else "long"

@@ -22,6 +22,7 @@ a failing array down without changing its first elements.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 from hypothesis import event, strategies as st
@@ -46,6 +47,7 @@ MODES = tuple(dict.fromkeys(mode for mode, _ in LAYOUTS))
 POOL_ENTRIES = max(entries for _, entries in LAYOUTS)
 # Where NaNs go when every input must hold one.
 NAN_PLACES = ("first", "one", "10%", "50%", "all")
+_LAYOUTS, _NAN_PLACES = st.sampled_from(LAYOUTS), st.sampled_from(NAN_PLACES)
 _SPRINKLE_SHARES = (0.01, 0.1, 0.5)
 _SPECIAL_SHARES = (0.1, 0.5, 1.0)
 
@@ -116,12 +118,17 @@ def _tie_at_k(flat: np.ndarray, case) -> np.ndarray:
     return np.moveaxis(rows, -1, case.norm_axis).reshape(-1)
 
 
+@lru_cache(maxsize=64)
+def _entries(dtype: str, allow_nan: bool) -> st.SearchStrategy[tuple]:
+    return st.sampled_from(value_table(dtype, allow_nan))
+
+
 def _build(draw, case, allow_nan: bool):
     """(flat array, layout, streams): see the module text."""
     dtype, size = case.dtype, math.prod(case.shape)
-    mode, entries = draw(cached.sampled(LAYOUTS))
+    mode, entries = draw(_LAYOUTS)
     streams = _Streams(cached.seed(draw))
-    table = cached.sampled(value_table(dtype, allow_nan))
+    table = _entries(dtype, allow_nan)
     drawn = [draw(table) for _ in range(POOL_ENTRIES)]
     pool = to_array([v for entry in drawn[:entries] for v in entry], dtype, (-1,)) if entries else None
     if mode == "cycle":
@@ -148,7 +155,7 @@ def _build(draw, case, allow_nan: bool):
 def _put_nans(draw, flat: np.ndarray, streams) -> np.ndarray:
     """`flat` with NaN put in: at the first element, at one drawn position, in a share of the
     elements or in all; quiet NaNs, of either sign but for the first."""
-    place = draw(cached.sampled(NAN_PLACES))
+    place = draw(_NAN_PLACES)
     flat = flat.copy()
     rng = streams.nan
     if place == "first":

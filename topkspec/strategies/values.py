@@ -113,18 +113,17 @@ def _top_exponent(dtype: str) -> int:
 
 
 def random_values(rng, dtype: str, size: int) -> np.ndarray:
-    """`size` values spread over the type's range (floats: ±1.x times 2**e, e within the
-    type's reach). Element i depends only on the generator and i, not on `size`."""
+    """`size` values spread over the type's range (floats: a uniform number in [-1, 1) times
+    2**e, e within the type's reach, both from one uniform draw per element). Element i
+    depends only on the generator and i, not on `size`."""
     dt = dtypes.numpy_dtype(dtype)
     if dt.kind in "iu":
         info = np.iinfo(dt)
         return rng.integers(int(info.min), int(info.max), size=size, dtype=dt, endpoint=True)
     top = _top_exponent(dtype)
-    bits = rng.integers(0, 2**62, size=size, dtype=np.int64)  # one draw per element
-    mantissa = (bits & 0xFFFFFF).astype(np.float64) * 2.0**-24 + 1.0
-    exponent = (bits >> 24) % (2 * top + 1) - top
-    mantissa[(bits >> 40) & 1 == 1] *= -1.0
-    return np.ldexp(mantissa, exponent).astype(dt)
+    scaled = rng.random(size) * (2 * top + 1)
+    exponent = scaled.astype(np.int64)
+    return np.ldexp((scaled - exponent) * 2.0 - 1.0, exponent - top).astype(dt)
 
 
 def _irregular(dtype: str) -> list:
