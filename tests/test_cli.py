@@ -204,7 +204,11 @@ def test_matrix_marks_holds_and_broken_and_links_reports(capsys, tmp_path):
 def test_bench_prints_json_lines_with_the_floor(capsys):
     assert main(["bench", "--targets", "reference", "--max-examples", "30", "--seed", "0"]) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert [line["target"] for line in lines] == ["hypothesis-floor", "reference"], f"bench lines: {lines}"
+    assert [line["target"] for line in lines if "target" in line] == ["hypothesis-floor", "reference"], (
+        f"bench lines: {lines}")
+    coverage = [line for line in lines if "coverage" in line]
+    assert {line["coverage"] for line in coverage} == {"valid", "nan", "metamorphic", "deterministic"}, coverage
+    assert all(line["examples"] == 30 and "K = 1" in line["shape"] for line in coverage), coverage
     for key in ("examples_per_s", "generation_s", "target_s", "checks_s"):
         assert lines[1][key] >= 0, f"bench {key}: {lines[1]}"
     assert lines[0]["examples_per_s"] > 0, f"floor: {lines[0]}"

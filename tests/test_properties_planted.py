@@ -285,12 +285,27 @@ def test_process_killing_bugs(name, trigger, expect, limit):
     assert expect == "signal" and done.returncode < 0, f"{name}: exit code {done.returncode}"
 
 
+def _short(x, limit: int = 6) -> str:
+    """The input's values, at most `limit` of them, as a list."""
+    flat = [float(v) if np.asarray(v).dtype.kind == "f" or str(np.asarray(v).dtype) == "bfloat16" else int(v)
+            for v in x.reshape(-1)[:limit].tolist()]
+    more = f", ... ({x.size} values)" if x.size > limit else ""
+    return "[" + ", ".join(repr(v) for v in flat) + more + "]"
+
+
+def _plain(x) -> bool:
+    """Whether every value of x is NaN or an integer of magnitude at most 3 (-0.0 included):
+    what a shrinker reaches when the bug needs no particular value."""
+    flat = np.asarray(x, dtype=np.float64).reshape(-1)
+    return bool(np.all(np.isnan(flat) | ((flat == np.round(flat)) & (np.abs(flat) <= 3))))
+
+
 def main():
     """Time how long each planted bug takes to find (first failing example, no shrinking) and
     to find and shrink: python tests/test_properties_planted.py"""
     generate_only = settings(FIND_SETTINGS, phases=[Phase.generate])
     found_total = shrunk_total = 0.0
-    under_a_second = within_aim = 0
+    under_a_second = within_aim = plain_values = 0
     print(f"{'found':>7s} {'shrunk':>7s}  {'bug-property':55s} shrunk case")
     for row in PLANTED:
         start = time.perf_counter()
@@ -307,9 +322,12 @@ def main():
         within = total <= row.max_total and rank <= row.max_rank
         within_aim += within
         mark = "" if within else f"  (aim: {row.max_total} elements, {row.max_rank} dims)"
-        print(f"{found:6.2f}s {spent:6.2f}s  {row.id:55s} {case.describe()}{mark}")
+        values = "" if row.check is check_rejects_invalid else f"  x = {_short(drawn[1])}"
+        plain_values += row.check is check_rejects_invalid or _plain(drawn[1])
+        print(f"{found:6.2f}s {spent:6.2f}s  {row.id:55s} {case.describe()}{values}{mark}")
     print(f"{found_total:6.2f}s {shrunk_total:6.2f}s  total for {len(PLANTED)} bugs; "
-          f"{under_a_second} found within a second; {within_aim} shrunk within their aim")
+          f"{under_a_second} found within a second; {within_aim} shrunk within their aim; "
+          f"{plain_values} with plain values (NaN, signed zeros, small integers up to 3)")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from topkspec.strategies import (
     BREAKERS, arrays_for, breakable_rules, case_and_input, invalid_descriptors, k_position,
     tie_density, valid_cases,
 )
+from topkspec.strategies.descriptors import DEFAULT_MAX_TOTAL
 from topkspec.strategies.tensors import collision_pairs
 from topkspec.strategies.invalid import CASE_RULES, IMPOSSIBLE_RULES, carries_cases
 
@@ -51,7 +52,7 @@ def test_valid_cases_validate(profile, strict_doc):
     def check(case):
         findings = spec.validate(case, strict_doc=strict_doc)
         assert findings == [], f"{case.describe()} drawn as valid, but: {[f.rule for f in findings]}"
-        assert math.prod(case.shape) <= 20000, f"{case.describe()}: more than 20000 elements"
+        assert math.prod(case.shape) <= DEFAULT_MAX_TOTAL, f"{case.describe()}: more than {DEFAULT_MAX_TOTAL} elements"
     check()
 
 
@@ -225,6 +226,46 @@ def test_tie_densities_spread():
     drawn = collect(case_and_input("onnx:24", max_total=4000), 300)
     buckets = collections.Counter(tie_density(x) for _, x in drawn)
     assert set(buckets) == {"single", "all equal", "heavy ties", "some ties", "no ties"}, buckets
+
+
+def test_every_adversarial_pattern_is_drawn():
+    """Each pattern the bench's coverage table counts turns up in a modest sample: the shape
+    and K patterns among any cases, the value patterns in every value type they apply to."""
+    from topkspec.strategies.coverage import SHAPE_PATTERNS, VALUE_PATTERNS, applies, patterns_of
+
+    seen = collections.Counter()
+    for case, x in collect(case_and_input("onnx:24"), 400):
+        found = patterns_of(case, x)
+        seen.update(found)
+        seen.update((p, case.dtype) for p in found)
+    missing = [p for p in SHAPE_PATTERNS if seen[p] < 2]
+    assert not missing, f"shape patterns drawn less than twice in 400 examples: {missing} ({dict(seen)})"
+    integers = [t for t in dtypes.ALL_VALUE_TYPES if dtypes.numpy_dtype(t).kind in "iu"]
+    missing = [(p, t) for t in integers for p in VALUE_PATTERNS if applies(p, t) and not seen[(p, t)]]
+    assert not missing, f"value patterns never drawn in 400 examples: {missing}"
+    for dtype in ("float16", "bfloat16", "float32", "float64"):
+        seen = collections.Counter()
+        for case, x in collect(case_and_input("onnx:24", dtypes=[dtype], allow_nan=True), 150):
+            seen.update(patterns_of(case, x))
+        missing = [p for p in VALUE_PATTERNS if not seen[p]]
+        assert not missing, f"{dtype}: value patterns never drawn in 150 examples: {missing} ({dict(seen)})"
+
+
+def test_coverage_patterns_of_known_inputs():
+    from topkspec.strategies.coverage import patterns_of, tally
+
+    case = Case("onnx:24", "TopK", "float32", (2, 4), -1, 1, index_dtype="int64")
+    x = np.array([[3, 3, 2, 1], [-0.0, 0.0, 2, 1e-45]], dtype=np.float32)
+    assert patterns_of(case, x) == {"K = 1", "ties at K-th (ordinary values)", "signed zeros", "subnormals"}
+    assert patterns_of(case.with_(largest=False), x) == {"K = 1", "signed zeros", "subnormals"}
+    assert "ties at K-th (ordinary values)" not in patterns_of(case, np.zeros((2, 4), np.float32)), "0 is no ordinary value"
+    wide = Case("dml:5.0", "TOP_K1", "int8", (1024, 1, 1, 1, 32), 0, 1023)
+    found = patterns_of(wide, np.full(wide.shape, -128, np.int8))
+    assert {"K = n-1", "long axis (>= 1024)", "many rows (>= 32), long axis", "rank >= 5 with unit dims",
+            "non-last axis", "type extremes"} == found, found
+    table = tally([(case, x), (wide, np.zeros(wide.shape, np.int8))])
+    assert table["shape"]["K = n-1"] == 50.0 and table["values"]["signed zeros"] == {"float32": 100.0}
+    assert table["values"]["infinities"] == {"float32": 0.0}, "no infinity among integers to count"
 
 
 def test_k_position_and_tie_density_buckets():

@@ -1,26 +1,54 @@
 """Valid TopK cases for a profile: every operator, value type, rank, axis position, direction and K.
 
-Draw order: operator, value type, the switches (direction, sorted, index type, axis sign),
-then rank before shape, axis position, the axis size, the other sizes, and K. Each shrinks
-towards the plainest choice (the first operator, float32, largest, sorted, rank 1, axis 0,
-small sizes, K = 1).
+A case takes a handful of draws, each shrinking towards the plainest choice:
+
+1. the operator, value type and switches together (direction, sorted, index type, axis
+   sign): the first operator, float32, largest, sorted, the first index type, a
+   non-negative axis first;
+2. the rank together with the kind of shape: rank 1 and short axes first; then lengths
+   around powers of two, any length below 1024, long axes, and axes over MANY_ROWS rows;
+3. the axis (0 first);
+4. the axis size: picked from the kind's sizes, which start at 1 (2 under strict_doc) and
+   reach further with each kind, so a failing size keeps its draw when the shrinker moves it
+   to a shorter kind (lengths around powers of two come from their own list);
+5. the other sizes, as the digits of one number (all ones first);
+6. where K sits (1 first; then the axis size, one less, anywhere), and K itself only when
+   it sits anywhere.
+
+`CaseDrawer` makes every strategy it draws from once; `case_drawer(...)(draw)` draws a case
+inside another composite without a nested one.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 
 from hypothesis import event, strategies as st
 
-from topkspec.strategies import cached
-
 from topkspec import spec
 from topkspec.spec import Case
+from topkspec.strategies import cached
 
 DEFAULT_MAX_AXIS_SIZE = 4096
-DEFAULT_MAX_TOTAL = 20000
+# Room for long axes over many rows: 32 rows of 2048.
+DEFAULT_MAX_TOTAL = 65536
+LONG_AXIS = 1024
+MANY_ROWS = 32
 # Axis lengths where algorithms switch paths: around powers of two up to 4096.
 _POWER_OF_TWO_NEIGHBOURS = sorted({2**p + d for p in range(2, 13) for d in (-1, 0, 1)})
+# Shapes by kind, as often as they appear here; the first is what a shape shrinks to.
+SHAPE_KINDS = ("short",) * 6 + ("power of two",) * 4 + ("any",) * 2 + ("long",) * 2 + ("many rows",) * 4
+# A non-axis size per digit of one drawn number: digit 0 (all ones) first.
+_OTHER_SIZES = (1, 2, 3, 1, 4, 2, 7, 33)
+# At most this many sequences (the product of the other sizes), and elements, per kind of
+# shape: long axes come over a few rows, or over MANY_ROWS and more in their own kind (whose
+# axes below 1024 come as "long" ones do).
+_MAX_ROWS = {"short": 512, "power of two": 64, "any": 64, "long": 8, "many rows": MANY_ROWS}
+_MAX_ELEMENTS = {"short": 4096, "power of two": 16384, "any": 16384, "long": 16384}
+# Where K sits in 1..top: at 1, at top, one below it, or anywhere (drawn again).
+K_PLACES = ("1", "top", "top-1", "anywhere")
+_K_PLACES = st.sampled_from(K_PLACES)
 
 
 @dataclass(frozen=True)
@@ -90,57 +118,119 @@ def ks_for(n: int, *, strict_doc: bool = False) -> st.SearchStrategy[int]:
     return st.one_of(st.sampled_from(edges), st.integers(1, top))
 
 
-@lru_cache(maxsize=128)
-def _other_size(cap: int) -> st.SearchStrategy[int]:
-    """One non-axis size: 1 to 3 mostly, up to `cap`."""
-    return st.one_of(st.integers(1, min(cap, 3)), st.integers(1, cap))
+class _Choice:
+    """A draw of one of `options` (none when there is only one), its strategy made once."""
+
+    def __init__(self, options):
+        self.options = tuple(options)
+        self.strategy = st.sampled_from(self.options) if len(self.options) > 1 else None
+
+    def __call__(self, draw):
+        return self.options[0] if self.strategy is None else draw(self.strategy)
 
 
-def _other_sizes(draw, count: int, budget: int) -> list[int]:
-    """Sizes of the non-axis dimensions, small mostly, their product at most `budget`."""
+def _switches(prof, op: str, index_types: tuple) -> tuple:
+    """(largest, sorted, index type, negative axis) combinations, the plainest first."""
+    if prof.family == "dml":
+        directions = (True,) if op == "TOP_K" else (True, False)
+        return tuple((largest, True, index, False) for index in index_types for largest in directions)
+    flags = (True, False) if prof.opset not in ("1", "10") else (True,)
+    return tuple((largest, sorted_, "int64", negative)
+                 for negative in (False, True) for sorted_ in flags for largest in flags)
+
+
+def _other_sizes(draw, count: int, budget: int, many_rows: bool) -> list[int]:
+    """The non-axis sizes, one digit of a single draw each (all ones when it shrinks to 0),
+    their product at most `budget`; with `many_rows`, at least MANY_ROWS rows."""
+    if count == 0:
+        return []
+    base = len(_OTHER_SIZES)
+    number = draw(cached.integers(0, base**count - 1))
     sizes = []
+    left = budget
     for _ in range(count):
-        cap = max(1, budget)
-        size = draw(_other_size(min(cap, 64)))
+        number, digit = divmod(number, base)
+        size = min(_OTHER_SIZES[digit], max(1, left))
         sizes.append(size)
-        budget //= size
+        left //= size
+    if many_rows and math.prod(sizes) < MANY_ROWS:
+        rest = math.prod(sizes[1:])
+        sizes[0] = -(-MANY_ROWS // rest)
+        if sizes[0] * rest > budget:
+            sizes = [MANY_ROWS] + [1] * (count - 1)
     return sizes
 
 
-@st.composite
-def _cases(draw, profile, plans, max_axis_size, max_total, strict_doc):
-    prof = spec.parse_profile(profile)
-    plan = draw(cached.sampled(plans))
-    dtype = draw(cached.sampled(plan.value_types))
-    # The switches come before the shape: choices drawn early vary most across a run.
-    if prof.family == "dml":
-        largest = True if plan.op == "TOP_K" else draw(cached.sampled((True, False)))
-        sorted_ = True
-        index_dtype = draw(cached.sampled(plan.index_types))
-        negative_axis = False
-    else:
-        has_direction = prof.opset not in ("1", "10")
-        largest = draw(cached.sampled((True, False))) if has_direction else True
-        sorted_ = draw(cached.sampled((True, False))) if has_direction else True
-        index_dtype = "int64"
-        negative_axis = draw(cached.sampled((False, True)))
-    rank = draw(cached.sampled(plan.ranks))
-    axis = draw(cached.integers(0, rank - 1))
-    strict_dml = strict_doc and prof.family == "dml"
-    n = draw(axis_sizes(min(max_axis_size, max_total), min_size=2 if strict_dml else 1))
-    others = _other_sizes(draw, rank - 1, max_total // n)
-    shape = tuple(others[:axis] + [n] + others[axis:])
-    k = draw(ks_for(n, strict_doc=strict_dml))
-    written_axis = axis - rank if negative_axis else axis
+class CaseDrawer:
+    """Draws valid cases of one profile (see the module text); every strategy it draws from
+    is made once, here."""
 
-    event(f"op={plan.op}")
-    event(f"dtype={dtype}")
-    event(f"rank={rank}")
-    event(f"axis position={'last' if axis == rank - 1 else 'first' if axis == 0 else 'middle'}")
-    event(f"K position={k_position(k, n)}")
-    event(f"direction={'largest' if largest else 'smallest'}")
-    return Case(profile=prof.name, op=plan.op, dtype=dtype, shape=shape, axis=written_axis, k=k,
-                largest=largest, sorted=sorted_, index_dtype=index_dtype)
+    def __init__(self, profile, plans, max_axis_size: int, max_total: int, strict_doc: bool):
+        self.prof = spec.parse_profile(profile)
+        self.max_total = max_total
+        self.strict = strict_doc and self.prof.family == "dml"  # DirectML's text: K < n
+        self.low = 2 if self.strict else 1
+        self.top = max(self.low, min(max_axis_size, max_total))
+        # operator, value type and switches in one draw; then rank and kind of shape in one
+        self.heads = _Choice((plan, dtype, switches) for plan in plans for dtype in plan.value_types
+                             for switches in _switches(self.prof, plan.op, plan.index_types))
+        self.shapes = {plan.op: _Choice((rank, kind) for rank in plan.ranks for kind in SHAPE_KINDS)
+                       for plan in plans}
+        self.axes = {rank: _Choice(range(rank)) for plan in plans for rank in plan.ranks}
+        # Axis sizes per kind of shape, each drawn as an index. But for the lengths around
+        # powers of two, the sizes start at `low` and reach further with each kind, so a
+        # failing size keeps its index when the shrinker moves it to a kind that reaches it.
+        near_powers = tuple(n for n in _POWER_OF_TWO_NEIGHBOURS if self.low <= n <= self.top)
+        rows_top = max(self.low, max_total // MANY_ROWS)
+        self.sizes = {kind: tuple(range(self.low, max(self.low, min(self.top, reach)) + 1))
+                      for kind, reach in (("short", 8), ("any", LONG_AXIS - 1), ("long", self.top),
+                                          ("many rows", min(2 * LONG_AXIS, rows_top)))}
+        self.sizes["power of two"] = near_powers or self.sizes["short"]
+        # Long axes over many rows are what that kind is for: each long size is listed four
+        # times (the order stays by size, so a smaller index is never a longer axis).
+        rows = self.sizes["many rows"]
+        self.sizes["many rows"] = tuple(n for n in rows for _ in range(4 if n >= LONG_AXIS else 1))
+        self.sizes = {kind: _Choice(sizes) for kind, sizes in self.sizes.items()}
+
+    @staticmethod
+    def _k(draw, top: int) -> int:
+        """K in 1..top: at 1, at top, one below, or anywhere."""
+        if top == 1:
+            return 1
+        place = draw(_K_PLACES)
+        if place == "anywhere":
+            return draw(cached.integers(1, top))
+        return {"1": 1, "top": top, "top-1": top - 1}[place]
+
+    def __call__(self, draw) -> Case:
+        plan, dtype, (largest, sorted_, index_dtype, negative_axis) = self.heads(draw)
+        rank, kind = self.shapes[plan.op](draw)
+        axis = self.axes[rank](draw)
+        n = self.sizes[kind](draw)  # the axis size
+        # Many rows only under long axes (what the kind is for); shorter ones as "long" has them.
+        many_rows = kind == "many rows" and rank > 1 and n >= LONG_AXIS and n * MANY_ROWS <= self.max_total
+        caps = kind if many_rows or kind != "many rows" else "long"
+        room = min(self.max_total, _MAX_ELEMENTS.get(caps, self.max_total))
+        others = _other_sizes(draw, rank - 1, min(room // n, _MAX_ROWS[caps]), many_rows)
+        k = self._k(draw, n - 1 if self.strict else n)
+
+        event(f"op={plan.op}")
+        event(f"dtype={dtype}")
+        event(f"rank={rank}")
+        event(f"axis position={'last' if axis == rank - 1 else 'first' if axis == 0 else 'middle'}")
+        event(f"K position={k_position(k, n)}")
+        event(f"direction={'largest' if largest else 'smallest'}")
+        event(f"shape={kind}")
+        return Case(profile=self.prof.name, op=plan.op, dtype=dtype, shape=tuple(others[:axis] + [n] + others[axis:]),
+                    axis=axis - rank if negative_axis else axis, k=k, largest=largest, sorted=sorted_,
+                    index_dtype=index_dtype)
+
+
+def case_drawer(profile, *, ops=None, dtypes=None, max_rank=8, max_axis_size=DEFAULT_MAX_AXIS_SIZE,
+                max_total=DEFAULT_MAX_TOTAL, strict_doc=False, ranks=None) -> CaseDrawer:
+    """A function of a composite's `draw` giving a valid case (what `valid_cases` draws)."""
+    plans = plans_for(profile, ops=ops, dtypes=dtypes, ranks=ranks, max_rank=max_rank)
+    return CaseDrawer(profile, plans, max_axis_size, max_total, strict_doc)
 
 
 def valid_cases(profile, *, ops=None, dtypes=None, max_rank=8, max_axis_size=DEFAULT_MAX_AXIS_SIZE,
@@ -151,8 +241,14 @@ def valid_cases(profile, *, ops=None, dtypes=None, max_rank=8, max_axis_size=DEF
     ops, dtypes: keep only these operators / value types. ranks: draw only these ranks
     (default: what the profile allows). Shapes hold at most `max_total` elements with at most
     `max_axis_size` along the axis."""
-    plans = plans_for(profile, ops=ops, dtypes=dtypes, ranks=ranks, max_rank=max_rank)
-    return _cases(spec.parse_profile(profile).name, plans, max_axis_size, max_total, strict_doc)
+    drawer = case_drawer(profile, ops=ops, dtypes=dtypes, max_rank=max_rank, max_axis_size=max_axis_size,
+                         max_total=max_total, strict_doc=strict_doc, ranks=ranks)
+
+    @st.composite
+    def valid_case(draw):
+        return drawer(draw)
+
+    return valid_case()
 
 
 def any_valid_case() -> st.SearchStrategy[Case]:

@@ -1,10 +1,12 @@
 """Runs per second of each target on small cases, first pass and with sessions cached.
 
-    python -m topkspec.targets.benchmark [--cases 1000] [--seed 0] [TARGET ...]
+    python -m topkspec.targets.benchmark [--cases 1000] [--seed 0] [--isolate] [TARGET ...]
 
 The cases mix float32 and int32, ranks 1 to 4, every axis, both directions and random
 sizes (1 to 8 per dimension) and K: 40 signatures, so the first pass pays for building
-sessions or compiling and the second pass shows the cached cost per call.
+sessions or compiling and the second pass shows the cached cost per call. `--isolate` runs
+each target in a worker process, as fuzz runs native targets: the difference is what the
+worker's round trips cost.
 """
 from __future__ import annotations
 
@@ -55,6 +57,7 @@ def main(argv=None) -> int:
     parser.add_argument("targets", nargs="*", default=list(BUILTIN_TARGETS))
     parser.add_argument("--cases", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--isolate", action="store_true", help="run each target in a worker process")
     args = parser.parse_args(argv)
     cases = small_cases(args.cases, args.seed)
     print(f"{'target':<22} {'cases':>6} {'first pass/s':>13} {'cached/s':>10}")
@@ -64,6 +67,11 @@ def main(argv=None) -> int:
         if not ok:
             print(f"{name:<22} skipped: {reason}")
             continue
+        if args.isolate:
+            from topkspec.isolation import IsolatedTarget
+
+            target.close()
+            target = IsolatedTarget(name)
         row = bench(target, cases)
         target.close()
         print(f"{row['target']:<22} {row['cases']:>6} {row['first_pass_per_s']:>13.0f} {row['cached_per_s']:>10.0f}")

@@ -27,6 +27,9 @@ def session_options(provider: str):
 
     options = ort.SessionOptions()
     options.log_severity_level = 4  # fatal only: errors come back as exceptions, warnings are expected
+    # A fuzz run builds a session per signature and keeps them all: threads that spin between
+    # runs would take the cores from the run itself. Kernels still run on the thread pool.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     if provider == "DmlExecutionProvider":
         options.enable_mem_pattern = False
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL

@@ -1,0 +1,70 @@
+"""Invalid descriptors: each draw starts from a valid case and breaks one named rule.
+
+`BREAKERS` maps every descriptor rule with a check to a function (profile) -> strategy of
+InvalidDraw, or None where the profile gives no way to break it; the breakers register
+themselves by rule id (dml.py, onnx.py; see registry.py). A draw's `rules` are exactly the
+rules `spec.validate` reports for it: the rule it breaks plus any rule that cannot help
+breaking with it (see the rule's `co_broken`).
+"""
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from topkspec import dtypes, spec
+from topkspec.strategies.invalid import dml as _dml, onnx as _onnx  # noqa: F401 (they register)
+from topkspec.strategies.invalid.registry import BREAKERS, IMPOSSIBLE_RULES, InvalidDraw
+
+# Rules whose breakers can carry a Case, so a call can show whether a runtime refuses them;
+# the rest (a malformed member, an attribute at the wrong opset) only `validate` judges.
+CASE_RULES = IMPOSSIBLE_RULES | frozenset({
+    "dml.k.max_strict", "dml.rank.supported", "dml.dtype.value_supported", "dml.dtype.index_supported",
+    "onnx.dtype.T"})
+
+
+def carries_cases(profile, rule: str) -> bool:
+    """Whether draws breaking `rule` at `profile` can carry a Case, so that a call can show
+    the refusal. onnx.dtype.T carries one only where some value type lies outside T."""
+    if rule not in CASE_RULES:
+        return False
+    if rule == "onnx.dtype.T":
+        allowed = spec.value_types(profile, "TopK")
+        return any(t not in allowed for t in dtypes.ALL_VALUE_TYPES)
+    return True
+
+
+def breakable_rules(profile, *, strict_doc=None) -> list[str]:
+    """Ids of the descriptor rules `invalid_descriptors(profile, rule)` can break.
+    strict_doc: None for all, True/False for the rules active under that setting."""
+    prof = spec.parse_profile(profile)
+    out = []
+    for rule in spec.RULE_LIST:
+        if rule.check is None or rule.scope != prof.family:
+            continue
+        if strict_doc is True and rule.lenient_only or strict_doc is False and rule.strict_only:
+            continue
+        if not any(op in rule.ops for op in spec.ops(prof)) and rule.id != "dml.operator.available":
+            continue
+        if BREAKERS[rule.id](prof.name) is not None:
+            out.append(rule.id)
+    return out
+
+
+def invalid_descriptors(profile, rule=None) -> st.SearchStrategy[InvalidDraw]:
+    """Descriptors that break `rule` (any breakable rule of the profile when None).
+
+    Raises ValueError for a rule that is unknown, has no check, or cannot be broken at the
+    profile (e.g. dml.direction.enum where TOP_K1 does not exist)."""
+    prof = spec.parse_profile(profile)
+    if rule is None:  # the rule first, so every rule is drawn about as often
+        return st.one_of([BREAKERS[r](prof.name) for r in sorted(breakable_rules(prof))])
+    if rule not in spec.RULES:
+        raise ValueError(f"unknown rule {rule!r}")
+    if rule not in BREAKERS:
+        raise ValueError(f"rule {rule} has no descriptor check, so no descriptor breaks it")
+    if rule not in breakable_rules(prof):
+        raise ValueError(f"rule {rule} cannot be broken at {prof.name}")
+    return BREAKERS[rule](prof.name)
+
+
+__all__ = ["BREAKERS", "CASE_RULES", "IMPOSSIBLE_RULES", "InvalidDraw", "breakable_rules", "carries_cases",
+           "invalid_descriptors"]
