@@ -245,3 +245,19 @@ def test_unsorted_results_are_compared_as_sets(check):
 
     x = np.arange(12, dtype=np.float32).reshape(3, 4)
     check(Case("onnx:11", "TopK", "float32", (3, 4), 1, 3, sorted=False, index_dtype="int64"), x, run)
+
+
+def test_with_nan_each_result_is_judged_before_the_next_call():
+    # A report replays the last call a check made: a broken result must be the last one made.
+    calls = []
+
+    def run(case, x):  # K above 1: index 0 twice
+        calls.append(case.k)
+        idx = np.zeros(case.k, dtype=np.int64) if case.k > 1 else np.array([2], dtype=np.int64)
+        return x[idx], idx
+
+    x = np.array([np.nan, 1.0, 2.0], dtype=np.float32)
+    with pytest.raises(Violation) as info:
+        check_prefix(Case("onnx:11", "TopK", "float32", (3,), 0, 1, index_dtype="int64"), x, run)
+    assert info.value.rules[0] == "out.indices.range_distinct", info.value.rules
+    assert calls == [3], f"calls made: expected only K=3 before the violation, got {calls}"

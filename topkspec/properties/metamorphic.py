@@ -25,6 +25,17 @@ def _outputs(result):
     return np.asarray(values), np.asarray(indices)
 
 
+def _call(run, case, x):
+    """run(case, x) as numpy arrays; with NaN in x, the result is held at once to what holds
+    whatever the NaN placement (shape, indices in range and distinct, values gathered), so a
+    violation of those names this call, the last one made."""
+    result = _outputs(run(case, x))
+    if has_nan(x):
+        check_shape(case, x, *result)
+        check_gather(case, x, *result)
+    return result
+
+
 def _as_set(case, result):
     """A result with each sequence ordered by index: (index, value) pairs compared as a set."""
     values, indices = result
@@ -61,10 +72,8 @@ def _non_nan_front(case, values):
 
 def _compare_with_nan(rule, what, x, first, second, *, failure_class=WRONG_RESULT):
     """With NaN in x, what holds whatever NaN placement each call chose (see the module text).
-    `first` and `second` are (case, values, indices) in the same layout as x."""
-    for case, values, indices in (first, second):
-        check_shape(case, x, values, indices)
-        check_gather(case, x, values, indices)
+    `first` and `second` are (case, values, indices) in the same layout as x, each already held
+    to its own policy-free checks (see _call)."""
     (case1, v1, _), (case2, v2, _) = first, second
     a, ca, outer = _non_nan_front(case1, v1)
     b, cb, _ = _non_nan_front(case2, v2)
@@ -110,8 +119,8 @@ def check_prefix(case, x, run, *, max_k=None):
     small, large = (case.k, top) if case.k < top else (max(1, case.k // 2), case.k)
     if small == large or not case.sorted:
         return  # n == 1, or an unsorted request (no order, so no prefix)
-    big = _outputs(run(case.with_(k=large), x))
-    little = _outputs(run(case.with_(k=small), x))
+    big = _call(run, case.with_(k=large), x)
+    little = _call(run, case.with_(k=small), x)
     what = f"K={small} against the first {small} of K={large}"
     if has_nan(x):
         _compare_with_nan("out.prefix", what, x, (case.with_(k=large), *big), (case.with_(k=small), *little))
@@ -130,8 +139,8 @@ def check_axis_moves(case, x, run):
     moved_x = np.ascontiguousarray(np.moveaxis(x, axis, moved_to))
     written = moved_to - case.rank if case.axis < 0 else moved_to
     moved_case = case.with_(shape=tuple(moved_x.shape), axis=written)
-    original = _outputs(run(case, x))
-    moved = _outputs(run(moved_case, moved_x))
+    original = _call(run, case, x)
+    moved = _call(run, moved_case, moved_x)
     back = tuple(np.moveaxis(a, moved_to, axis) for a in moved)
     what = f"axis {axis} moved to {moved_to} and back"
     if has_nan(x):
@@ -147,7 +156,8 @@ def check_topk_equals_topk1(case, x, run):
         return
     top_k = case.with_(op="TOP_K", largest=True)
     top_k1 = case.with_(op="TOP_K1", largest=True)
-    first, second = _outputs(run(top_k1, x)), _outputs(run(top_k, x))
+    first = _call(run, top_k1, x)
+    second = _call(run, top_k, x)
     what = "TOP_K against TOP_K1 DECREASING"
     if has_nan(x):
         _compare_with_nan("out.topk_equals_topk1", what, x, (top_k1, *first), (top_k, *second))
@@ -158,9 +168,9 @@ def check_topk_equals_topk1(case, x, run):
 def check_deterministic(case, x, run, *, repeats=2):
     """out.deterministic: the same input gives the same output, bit for bit, `repeats` times
     (what the rules fix: with NaN, where NaN goes is each call's choice; unsorted, the order)."""
-    first = _outputs(run(case, x.copy()))
+    first = _call(run, case, x.copy())
     for attempt in range(1, repeats):
-        again = _outputs(run(case, x.copy()))
+        again = _call(run, case, x.copy())
         what = f"run {attempt + 1} against run 1"
         if has_nan(x):
             _same_form("out.deterministic", what, NONDETERMINISTIC, first, again)
