@@ -249,14 +249,14 @@ def test_a_bounded_fuzz_run_checks_examples_in_every_group(dml, tmp_path):
 
 
 class PlantedCrash(DirectMLTarget):
-    """DirectML, with the worker made to crash or hang on K = 3."""
+    """DirectML, with the worker made to crash or hang whenever K is above 1 (most drawn cases)."""
 
     def __init__(self, how):
         super().__init__()
         self.how = how
 
     def run(self, case, x):
-        if case.k == 3:
+        if case.k > 1:
             if self.how == "crash":
                 self.crash()
             self._worker_started().call(protocol.CMD_HANG, doing="hanging on purpose")
@@ -274,7 +274,7 @@ def test_a_dying_or_silent_worker_is_reported_and_the_run_carries_on(how):
     kind = failures.CRASH if how == "crash" else failures.HANG
     found = [f for f in result.failures if f.failure_class == kind]
     assert found, [f.violation.message for f in result.failures]
-    assert found[0].case.k == 3, found[0].case.describe()
+    assert found[0].case.k > 1, f"the reported case: expected K above 1, got {found[0].case.describe()}"
     assert result.examples["deterministic"] > 1, "the run went on after the crash"
     assert target.restarts >= 1
 

@@ -52,7 +52,7 @@ def test_statistics_show_the_suites_coverage_events(pytester):
     result = run_suite(pytester, "--topk-target", "reference", "--hypothesis-show-statistics")
     result.assert_outcomes(passed=5)
     text = result.stdout.str()
-    for event in ("dtype=", "rank=", "K position=", "direction=", "ties="):
+    for event in ("dtype=", "rank=", "K position=", "direction=", "array="):
         assert event in text, f"--hypothesis-show-statistics lacks the {event!r} events:\n{text[-3000:]}"
 
 
