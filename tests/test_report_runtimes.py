@@ -159,3 +159,34 @@ def test_the_repro_sets_the_session_options_the_adapter_sets(provider):
             return None
 
     assert entry(written) == entry(adapter), f"{provider}: {fallback}: adapter {entry(adapter)}, repro {entry(written)}"
+
+
+@pytest.mark.parametrize("relation", ["prefix", "axis_moves"])
+def test_a_metamorphic_repro_with_nan_ignores_where_each_call_puts_nan(tmp_path, relation):
+    """A function that orders NaN differently for each K is right (NaN order is unspecified):
+    the repro of a prefix or axis-move report on NaN input must pass on it, not report a bug."""
+    target = f"{os.path.join(os.path.dirname(__file__), 'plugins', 'sibling_topk.py')}:nan_order_varies_with_k"
+    x = np.array([np.nan, 2.0, np.nan, np.nan], np.float32)
+    case = Case("dml:5.0", "TOP_K1", "float32", (4,), 0, 4, index_dtype="uint32")
+    if relation == "prefix":
+        calls, rule = [(case, x), (case.with_(k=2), x)], "out.prefix"
+    else:
+        calls, rule = [(case, x), (case, x)], "out.axis_moves"
+    folder = report_for(tmp_path, target, case, x, rule=rule, calls=calls)
+    done = run(folder)
+    assert done.returncode == 0, f"{relation} with NaN: expected exit 0, got {done.returncode}\n{done.stdout}{done.stderr}"
+    if relation == "prefix":  # a real prefix bug still reproduces through the NaN-aware check
+        buggy = target.replace("nan_order_varies_with_k", "wrong_direction_for_small_k")
+        y = np.array([np.nan, 2.0, np.nan, 1.0], np.float32)
+        done = run(report_for(tmp_path, buggy, case, y, rule=rule, calls=[(case, y), (case.with_(k=2), y)],
+                              name="bug"))
+        assert done.returncode == 1, f"prefix bug with NaN: expected exit 1, got {done.returncode}\n{done.stdout}{done.stderr}"
+
+
+def test_a_determinism_repro_with_nan_compares_the_non_nan_values(tmp_path):
+    case = Case("onnx:11", "TopK", "float32", (4,), 0, 3, index_dtype="int64")
+    x = np.array([np.nan, 2.0, np.nan, 1.0], np.float32)
+    folder = report_for(tmp_path, "onnxruntime", case, x, rule="out.deterministic",
+                        failure_class=failures.NONDETERMINISTIC)
+    done = run(folder)
+    assert done.returncode == 0, f"ONNX Runtime is deterministic here: expected exit 0, got {done.returncode}\n{done.stdout}{done.stderr}"

@@ -80,13 +80,15 @@ def _round_trips(text: str, arr) -> bool:
 
 
 def check_of(relation: str, case, x) -> str:
-    """The check template for a relation (results: exact, unsorted or with NaN)."""
+    """The check template for a relation (results: exact, unsorted or with NaN; comparisons of two
+    calls: bit for bit, or with NaN the non-NaN values only)."""
     if relation == "result":
         if nan_mask(np.asarray(x)).any():
             return "check_nan.tmpl"
         return "check_exact.tmpl" if case.sorted else "check_unsorted.tmpl"
+    same = "check_same_nan.tmpl" if nan_mask(np.asarray(x)).any() else "check_same.tmpl"
     return {"reject": "check_reject.tmpl", "accept": "check_accept.tmpl", "crash": "check_crash.tmpl",
-            "hang": "check_crash.tmpl"}.get(relation, "check_same.tmpl")
+            "hang": "check_crash.tmpl"}.get(relation, same)
 
 
 _PAIRS = {
