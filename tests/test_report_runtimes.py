@@ -190,3 +190,13 @@ def test_a_determinism_repro_with_nan_compares_the_non_nan_values(tmp_path):
                         failure_class=failures.NONDETERMINISTIC)
     done = run(folder)
     assert done.returncode == 0, f"ONNX Runtime is deterministic here: expected exit 0, got {done.returncode}\n{done.stdout}{done.stderr}"
+
+
+def test_an_adapter_error_report_blames_the_adapter_and_quotes_no_rule(tmp_path):
+    case = Case("dml:5.0", "TOP_K1", "float32", (1,), 0, 1, index_dtype="uint32")
+    folder = report_for(tmp_path, "reference", case, np.array([0.0], np.float32), rule="adapter",
+                        failure_class=failures.ADAPTER_ERROR)
+    report = open(os.path.join(folder, "report.md")).read()
+    title = report.splitlines()[0]
+    assert "adapter breaks before the runtime is judged" in title, f"title: {title}"
+    assert "## The rule" not in report, "an adapter error breaks no spec rule, so none is quoted"

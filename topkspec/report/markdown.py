@@ -7,6 +7,7 @@ import platform
 
 import numpy as np
 
+from topkspec import failures
 from topkspec.report.cite import citations, one_line
 from topkspec.report.compare import array_text, compared_outputs, side_by_side
 from topkspec.report.wording import case_text
@@ -88,6 +89,9 @@ def summary(failure, relation: str, stack) -> str:
         return f"{given} refused the case ({v.actual}), though it is valid at `{case.profile}`."
     if relation in ("crash", "hang"):
         return f"{given} {'killed its process' if relation == 'crash' else 'did not answer'}: {v.actual}"
+    if failure.failure_class == failures.ADAPTER_ERROR:
+        return (f"{given}: the adapter's own code failed, so nothing is known of the runtime "
+                f"yet; fix the adapter and run again. {message_of(v)}")
     return f"{given} broke the rule below: {message_of(v)}."
 
 
@@ -109,9 +113,10 @@ def report_markdown(failure, result, relation: str, *, title: str, stack, repro:
     case, v = failure.case, failure.violation
     from topkspec.spec.queries import profile_text
 
-    parts = [f"# {title}", "", summary(failure, relation, stack), "", "## The rule", "",
-             f"Judged by {profile_text(case.profile)}, profile `{case.profile}`:", ""]
-    parts += rule_section(failure.rule, case)
+    parts = [f"# {title}", "", summary(failure, relation, stack), ""]
+    if failure.failure_class != failures.ADAPTER_ERROR:  # no spec rule is in question
+        parts += ["## The rule", "", f"Judged by {profile_text(case.profile)}, profile `{case.profile}`:", ""]
+        parts += rule_section(failure.rule, case)
     others = [r for r in v.rules if r != failure.rule]
     if others:
         parts += ["", "Also broken:"]

@@ -79,6 +79,8 @@ def what_happened(failure) -> str:
         return f"crashes the process ({case_text(case)})"
     if kind == failures.HANG:
         return f"hangs ({case_text(case)})"
+    if kind == failures.ADAPTER_ERROR:
+        return f"adapter breaks before the runtime is judged ({case_text(case)})"
     if kind == failures.NONDETERMINISTIC:
         return f"returns different results for the same input ({case_text(case)})"
     rules = set(failure.violation.rules)
