@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from topkspec import failures, spec
-from topkspec.isolation import TargetCrashed, TargetHung
+from topkspec.fuzz.isolation import TargetCrashed, TargetHung
 from topkspec.reference import reference_topk
-from topkspec.runner import RunConfig, run_fuzz
+from topkspec.fuzz import RunConfig, run_fuzz
 from topkspec.spec import Case, tables
 from topkspec.targets import directml as directml_hooks
 from topkspec.targets.base import Rejected

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from topkspec import failures
-from topkspec.isolation import IsolatedTarget, TargetCrashed, TargetHung, describe_exit
+from topkspec.fuzz.isolation import IsolatedTarget, TargetCrashed, TargetHung, describe_exit
 from topkspec.reference import reference_topk
-from topkspec.runner import RunConfig, run_fuzz
+from topkspec.fuzz import RunConfig, run_fuzz
 from topkspec.spec import Case
 from topkspec.targets.base import Rejected
 

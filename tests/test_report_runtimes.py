@@ -11,7 +11,7 @@ import pytest
 from topkspec import failures
 from topkspec.failures import Violation
 from topkspec.report import write_report
-from topkspec.runner import Failure, RunConfig, RunResult, run_fuzz
+from topkspec.fuzz import Failure, RunConfig, RunResult, run_fuzz
 from topkspec.spec import Case
 
 IMPORTS_TOPKSPEC = re.compile(r"^\s*(import|from) topkspec", re.MULTILINE)

@@ -5,7 +5,7 @@ import pytest
 from hypothesis.database import InMemoryExampleDatabase
 
 from topkspec import failures
-from topkspec.runner import (
+from topkspec.fuzz import (
     KeyedDatabase, RunConfig, RunError, format_summary, open_database, run_fuzz, split_budget,
 )
 

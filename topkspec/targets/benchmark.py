@@ -68,7 +68,7 @@ def main(argv=None) -> int:
             print(f"{name:<22} skipped: {reason}")
             continue
         if args.isolate:
-            from topkspec.isolation import IsolatedTarget
+            from topkspec.fuzz.isolation import IsolatedTarget
 
             target.close()
             target = IsolatedTarget(name)
