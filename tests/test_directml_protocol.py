@@ -16,9 +16,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from topkspec import failures, spec
+from topkspec import spec
+from topkspec.properties import failures
 from topkspec.fuzz.isolation import TargetCrashed, TargetHung
-from topkspec.reference import reference_topk
+from topkspec.spec.reference import reference_topk
 from topkspec.fuzz import RunConfig, resolve_target, run_fuzz
 from topkspec.spec import Case
 from topkspec.strategies import invalid_descriptors, valid_cases

@@ -8,9 +8,9 @@ import time
 import numpy as np
 import pytest
 
-from topkspec import failures
+from topkspec.properties import failures
 from topkspec.fuzz.isolation import IsolatedTarget, TargetCrashed, TargetHung, describe_exit
-from topkspec.reference import reference_topk
+from topkspec.spec.reference import reference_topk
 from topkspec.fuzz import RunConfig, run_fuzz
 from topkspec.spec import Case
 from topkspec.targets.base import Rejected

@@ -8,8 +8,8 @@ import sys
 import numpy as np
 import pytest
 
-from topkspec import failures
-from topkspec.failures import Violation
+from topkspec.properties import failures
+from topkspec.properties.failures import Violation
 from topkspec.report import write_report
 from topkspec.fuzz import Failure, RunConfig, RunResult, run_fuzz
 from topkspec.spec import Case

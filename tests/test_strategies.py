@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
-from topkspec import dtypes, spec
+from topkspec import spec
+from topkspec.spec import dtypes
 from topkspec.spec import Case
 from topkspec.strategies import (
     BREAKERS, arrays_for, breakable_rules, case_and_input, invalid_descriptors, k_position,

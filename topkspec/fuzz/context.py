@@ -7,8 +7,8 @@ from collections import Counter
 
 import numpy as np
 
-from topkspec import failures
-from topkspec.failures import Violation
+from topkspec.properties import failures
+from topkspec.properties.failures import Violation
 from topkspec.fuzz.config import ADAPTER_RULE, MAX_CRASH_REPLAYS, MAX_HANG_REPLAYS
 from topkspec.fuzz.isolation import TargetCrashed, TargetHung
 from topkspec.fuzz.results import Failure, RunResult

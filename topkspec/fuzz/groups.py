@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import time
 
-from topkspec import dtypes, failures
-from topkspec.failures import Violation
+from topkspec.properties import failures
+from topkspec.spec import dtypes
+from topkspec.properties.failures import Violation
 from topkspec.fuzz.config import GROUP_WEIGHTS
 from topkspec.fuzz.context import GroupContext, RefusedKAtAxisSize
 from topkspec.targets.base import Target

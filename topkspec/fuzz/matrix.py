@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from topkspec.failures import ADAPTER_ERROR
+from topkspec.properties.failures import ADAPTER_ERROR
 from topkspec.report import slug
 
 

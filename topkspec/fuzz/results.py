@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from topkspec import failures
-from topkspec.failures import Violation
+from topkspec.properties import failures
+from topkspec.properties.failures import Violation
 from topkspec.fuzz.config import EXIT_INTERRUPTED, EXIT_VACUOUS, MIN_JUDGED_SHARE
 
 

@@ -25,7 +25,7 @@ import unittest
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 
-from topkspec.failures import Violation
+from topkspec.properties.failures import Violation
 from topkspec.fuzz.config import DEFAULT_DATABASE, PROFILES, PROFILES_WITH_DATABASE, RunConfig, RunError, register_profiles
 from topkspec.fuzz.context import GroupContext
 from topkspec.fuzz.database import KeyedDatabase, open_database

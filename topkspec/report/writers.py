@@ -122,7 +122,7 @@ def operator_label(case) -> str:
 def _onnx_fill(target, case, _spec) -> dict:
     from onnx import TensorProto
 
-    from topkspec import dtypes
+    from topkspec.spec import dtypes
     from topkspec.targets.onnx_model import ir_version_for, onnx_form
 
     form = onnx_form(case)
@@ -203,7 +203,7 @@ def _torch_stack(target, case, _spec=None) -> Stack:
 
 
 def _jax_fill(target, case, _spec) -> dict:
-    from topkspec import dtypes
+    from topkspec.spec import dtypes
 
     wide = dtypes.itemsize(case.dtype) == 8
     integer = dtypes.numpy_dtype(case.dtype).kind in "iu"

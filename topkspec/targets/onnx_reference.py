@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from topkspec import dtypes
+from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target
 from topkspec.targets.onnx_model import build_topk_model, onnx_form
 
