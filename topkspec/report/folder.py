@@ -41,7 +41,7 @@ def _target(failure, target_spec):
 def _call_dict(case) -> dict:
     """A call as case.json records it: the case, plus its ONNX form when it has one."""
     from topkspec.spec import dtypes
-    from topkspec.targets.onnx_model import ir_version_for, onnx_form
+    from topkspec.targets.onnx_builder import ir_version_for, onnx_form
 
     data = case.to_dict()
     try:
