@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from topkspec.reference import reference_topk
+from topkspec.spec.reference import reference_topk
 
 
 def CORRECT(x, *, axis, k, largest=True):

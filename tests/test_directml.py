@@ -11,10 +11,11 @@ import sys
 import numpy as np
 import pytest
 
-from topkspec import failures, spec
-from topkspec.isolation import TargetCrashed, TargetHung
-from topkspec.reference import reference_topk
-from topkspec.runner import RunConfig, run_fuzz
+from topkspec import spec
+from topkspec.properties import failures
+from topkspec.fuzz.isolation import TargetCrashed, TargetHung
+from topkspec.spec.reference import reference_topk
+from topkspec.fuzz import RunConfig, run_fuzz
 from topkspec.spec import Case, tables
 from topkspec.targets import directml as directml_hooks
 from topkspec.targets.base import Rejected

@@ -8,10 +8,10 @@ import time
 import numpy as np
 import pytest
 
-from topkspec import failures
-from topkspec.isolation import IsolatedTarget, TargetCrashed, TargetHung, describe_exit
-from topkspec.reference import reference_topk
-from topkspec.runner import RunConfig, run_fuzz
+from topkspec.properties import failures
+from topkspec.fuzz.isolation import IsolatedTarget, TargetCrashed, TargetHung, describe_exit
+from topkspec.spec.reference import reference_topk
+from topkspec.fuzz import RunConfig, run_fuzz
 from topkspec.spec import Case
 from topkspec.targets.base import Rejected
 

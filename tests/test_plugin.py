@@ -124,7 +124,7 @@ def test_a_group_that_judged_nothing_fails(pytester):
 def test_the_ci_profile_is_a_budget_per_run_as_in_the_command_line(pytester, tmp_path):
     import xml.etree.ElementTree as ElementTree
 
-    from topkspec.runner import PROFILES, split_budget
+    from topkspec.fuzz import PROFILES, split_budget
 
     junit = tmp_path / "junit.xml"
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--pyargs", "topkspec.suite",

@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import planted_bugs as bugs  # noqa: E402
 
 from topkspec import spec  # noqa: E402
-from topkspec.failures import REJECTS_VALID, Violation  # noqa: E402
+from topkspec.properties.failures import REJECTS_VALID, Violation  # noqa: E402
 from topkspec.properties import (  # noqa: E402
     CATALOGUE, METAMORPHIC, RESULT, check_accepts_valid, check_axis_moves, check_deterministic,
     check_prefix, check_rejects_invalid, check_result, check_topk_equals_topk1, result_checks,

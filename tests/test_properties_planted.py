@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import planted_bugs as bugs  # noqa: E402
 
 from topkspec import spec  # noqa: E402
-from topkspec.failures import ACCEPTS_INVALID, NONDETERMINISTIC, REJECTS_VALID, Violation  # noqa: E402
+from topkspec.properties.failures import ACCEPTS_INVALID, NONDETERMINISTIC, REJECTS_VALID, Violation  # noqa: E402
 from topkspec.properties import (  # noqa: E402
     check_accepts_valid, check_axis_moves, check_deterministic, check_dtypes, check_exact, check_gather,
     check_indices, check_nan_policy_free, check_order, check_prefix, check_rejects_invalid, check_result,

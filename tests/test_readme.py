@@ -5,7 +5,7 @@ import re
 import pytest
 
 from topkspec import reference_topk, spec
-from topkspec.failures import Violation
+from topkspec.properties.failures import Violation
 
 README = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")
 

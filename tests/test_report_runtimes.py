@@ -8,10 +8,10 @@ import sys
 import numpy as np
 import pytest
 
-from topkspec import failures
-from topkspec.failures import Violation
+from topkspec.properties import failures
+from topkspec.properties.failures import Violation
 from topkspec.report import write_report
-from topkspec.runner import Failure, RunConfig, RunResult, run_fuzz
+from topkspec.fuzz import Failure, RunConfig, RunResult, run_fuzz
 from topkspec.spec import Case
 
 IMPORTS_TOPKSPEC = re.compile(r"^\s*(import|from) topkspec", re.MULTILINE)

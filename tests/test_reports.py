@@ -9,10 +9,10 @@ import sys
 import numpy as np
 import pytest
 
-from topkspec import failures
-from topkspec.failures import Violation
+from topkspec.properties import failures
+from topkspec.properties.failures import Violation
 from topkspec.report import ReproWriter, Stack, register_repro_writer, relation_of, side_by_side, write_report
-from topkspec.runner import Failure, RunConfig, RunResult, run_fuzz
+from topkspec.fuzz import Failure, RunConfig, RunResult, run_fuzz
 from topkspec.spec import Case
 from topkspec.targets.base import Target
 

@@ -4,8 +4,8 @@ import os
 import pytest
 from hypothesis.database import InMemoryExampleDatabase
 
-from topkspec import failures
-from topkspec.runner import (
+from topkspec.properties import failures
+from topkspec.fuzz import (
     KeyedDatabase, RunConfig, RunError, format_summary, open_database, run_fuzz, split_budget,
 )
 
@@ -63,7 +63,7 @@ def test_coverage_and_examples_per_property_are_counted():
 
 def test_a_target_without_validation_skips_the_rejection_group():
     from topkspec.targets.base import CallableTarget
-    from topkspec.reference import reference_topk
+    from topkspec.spec.reference import reference_topk
 
     target = CallableTarget(lambda x, *, axis, k, largest: reference_topk(x, axis=axis, k=k, largest=largest),
                             name="lenient")
@@ -86,7 +86,7 @@ def test_type_and_rank_rejections_apply_only_to_targets_that_know_the_tables():
 
 def test_invalid_cases_the_target_does_not_implement_are_not_run():
     # A refusal for want of a kernel proves nothing about the rule the draw breaks.
-    from topkspec.reference import reference_topk
+    from topkspec.spec.reference import reference_topk
     from topkspec.targets.base import CallableTarget
 
     class Float32Only(CallableTarget):

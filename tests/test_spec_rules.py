@@ -140,7 +140,7 @@ def test_onnx_type_constraints_by_opset(opset, dtype, ok):
 
 def test_onnx_opset_24_matches_installed_schema():
     onnx = pytest.importorskip("onnx")
-    from topkspec import dtypes
+    from topkspec.spec import dtypes
 
     for version in ("1", "10", "11", "24"):
         schema = onnx.defs.get_schema("TopK", int(version))

@@ -13,13 +13,14 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
-from topkspec import dtypes, spec
+from topkspec import spec
+from topkspec.spec import dtypes
 from topkspec.spec import Case
 from topkspec.strategies import (
     BREAKERS, arrays_for, breakable_rules, case_and_input, invalid_descriptors, k_position,
     tie_density, valid_cases,
 )
-from topkspec.strategies.descriptors import DEFAULT_MAX_TOTAL
+from topkspec.strategies.cases import DEFAULT_MAX_TOTAL
 from topkspec.strategies.tensors import collision_pairs
 from topkspec.strategies.invalid import CASE_RULES, IMPOSSIBLE_RULES, carries_cases
 

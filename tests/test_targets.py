@@ -4,7 +4,8 @@ the reason they give."""
 import numpy as np
 import pytest
 
-from topkspec import dtypes, reference_topk
+from topkspec import reference_topk
+from topkspec.spec import dtypes
 from topkspec.spec import Case
 from topkspec.spec.tables import DML_WORKED_EXAMPLES
 from topkspec.targets import BUILTIN_TARGETS, Rejected, get_target

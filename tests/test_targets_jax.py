@@ -6,7 +6,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from topkspec import dtypes, reference_topk
+from topkspec import reference_topk
+from topkspec.spec import dtypes
 from topkspec.spec import Case
 
 pytest.importorskip("jax")

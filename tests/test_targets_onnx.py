@@ -7,7 +7,7 @@ import pytest
 
 from topkspec.spec import Case
 from topkspec.targets import Rejected
-from topkspec.targets.onnx_model import OnnxTopK, build_topk_model, ir_version_for, onnx_form
+from topkspec.targets.onnx_builder import OnnxTopK, build_topk_model, ir_version_for, onnx_form
 from topkspec.targets.ort import OnnxRuntimeTarget, session_options
 
 ort = pytest.importorskip("onnxruntime")
@@ -163,7 +163,7 @@ def test_the_listing_shows_what_the_runtime_really_loads():
 
 
 def test_an_unloadable_opset_is_unsupported_not_a_refused_valid_case():
-    from topkspec.runner import RunConfig, run_fuzz
+    from topkspec.fuzz import RunConfig, run_fuzz
 
     result = run_fuzz(RunConfig(target=OlderRuntime(), profile="onnx:1", max_examples=60, seed=0,
                                 settings_profile="ci", isolate=False, groups=("valid", "nan")))

@@ -10,7 +10,7 @@ __all__ = ["reference_topk", "spec", "__version__"]
 
 def __getattr__(name):
     if name == "reference_topk":
-        from topkspec.reference import reference_topk
+        from topkspec.spec.reference import reference_topk
 
         return reference_topk
     if name == "spec":

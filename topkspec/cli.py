@@ -12,7 +12,7 @@ import json
 import os
 import sys
 
-from topkspec.isolation import DEFAULT_TIMEOUT
+from topkspec.fuzz.isolation import DEFAULT_TIMEOUT
 
 
 class UsageError(ValueError):
@@ -76,7 +76,7 @@ def check_target_names(names) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     from topkspec import __version__
-    from topkspec.runner import PROFILES
+    from topkspec.fuzz import PROFILES
     from topkspec.spec.commands import add_spec_arguments, add_validate_arguments
 
     parser = _Parser(prog="topkspec", description="Specification and fuzzing suite for the TopK operator.")
@@ -129,7 +129,7 @@ def _isolate(choice: str):
 
 
 def cmd_fuzz(args) -> int:
-    from topkspec.runner import RunConfig, format_summary, run_fuzz
+    from topkspec.fuzz import RunConfig, format_summary, run_fuzz
 
     check_target_names([args.target])
     config = RunConfig(target=args.target, profile=args.profile, max_examples=args.max_examples,
@@ -152,7 +152,7 @@ def cmd_targets(args) -> int:
 
 
 def cmd_matrix(args) -> int:
-    from topkspec.matrix import run_matrix
+    from topkspec.fuzz.matrix import run_matrix
 
     names = [name.strip() for name in args.targets.split(",") if name.strip()]
     if not names:
@@ -172,7 +172,7 @@ def cmd_matrix(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from topkspec.bench import run_bench
+    from topkspec.fuzz.bench import run_bench
 
     names = [name.strip() for name in args.targets.split(",") if name.strip()]
     check_target_names(names)

@@ -32,7 +32,7 @@ def pytest_addoption(parser):
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config):
     # Registered (not loaded) before Hypothesis's own plugin loads --hypothesis-profile.
-    from topkspec.runner import register_profiles
+    from topkspec.fuzz import register_profiles
 
     register_profiles()
     _check_options(config)
@@ -64,8 +64,8 @@ class TopKSession:
 
     def __init__(self, config):
         from topkspec import spec
-        from topkspec.isolation import DEFAULT_TIMEOUT
-        from topkspec.runner import resolve_target
+        from topkspec.fuzz.isolation import DEFAULT_TIMEOUT
+        from topkspec.fuzz import resolve_target
 
         self.target_spec = config.getoption("--topk-target") or "onnxruntime"
         self.timeout = config.getoption("--topk-timeout") or DEFAULT_TIMEOUT
@@ -81,7 +81,7 @@ class TopKSession:
         test, since building a group wraps its example in @given."""
         from hypothesis import settings
 
-        from topkspec.runner import RunResult, group_test, plan_groups
+        from topkspec.fuzz import RunResult, group_test, plan_groups
         from topkspec.suite import group_budgets
 
         groups = {}

@@ -2,7 +2,7 @@
 
     pytest --pyargs topkspec.suite --topk-target onnxruntime --hypothesis-profile ci
 
-Each test is one property group (see topkspec.runner). The Hypothesis settings profile's
+Each test is one property group (see topkspec.fuzz.groups). The Hypothesis settings profile's
 max_examples is the budget of the whole suite run, shared among the groups as `topkspec fuzz`
 shares it (ci: 200 a run). Each test draws its examples through `st.data()`, so
 --hypothesis-show-statistics shows the coverage events of the strategies (operator, type, rank,
@@ -21,7 +21,7 @@ def group_budgets() -> dict:
     """{group: its share of the loaded profile's max_examples}, as `topkspec fuzz` splits a run's
     budget. Shared among all five groups: a group that does not apply to the target is skipped
     and its share is not spent."""
-    from topkspec.runner import split_budget
+    from topkspec.fuzz import split_budget
 
     return split_budget(settings.default.max_examples, GROUPS)
 

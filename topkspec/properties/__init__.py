@@ -1,4 +1,4 @@
-"""The TopK properties: plain functions that return None or raise topkspec.failures.Violation
+"""The TopK properties: plain functions that return None or raise topkspec.properties.failures.Violation
 naming the spec rules they enforce.
 
 - result checks, check_<name>(case, x, values, indices): check_result runs every one that

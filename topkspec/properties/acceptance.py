@@ -10,8 +10,8 @@ import math
 
 import numpy as np
 
-from topkspec import dtypes
-from topkspec.failures import ACCEPTS_INVALID, REJECTS_VALID, Violation
+from topkspec.spec import dtypes
+from topkspec.properties.failures import ACCEPTS_INVALID, REJECTS_VALID, Violation
 
 
 def plain_input(case) -> np.ndarray:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from topkspec import spec
-from topkspec.failures import NONDETERMINISTIC, WRONG_RESULT, Violation
+from topkspec.properties.failures import NONDETERMINISTIC, WRONG_RESULT, Violation
 from topkspec.properties.result import check_gather, check_shape, has_nan
 from topkspec.properties.sequences import at, keys, nan_mask, rows, same_bits, show, where
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from topkspec import dtypes
-from topkspec.failures import Violation
+from topkspec.spec import dtypes
+from topkspec.properties.failures import Violation
 from topkspec.properties.sequences import (
     as_numbers, at, bits, is_float, keys, nan_mask, rows, same_bits, show, where,
 )
-from topkspec.reference import reference_topk
+from topkspec.spec.reference import reference_topk
 
 
 def _short(row, limit=8) -> str:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from topkspec import dtypes
+from topkspec.spec import dtypes
 
 
 def rows(case, arr) -> tuple[np.ndarray, tuple]:

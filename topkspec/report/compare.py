@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from topkspec import dtypes, failures
+from topkspec.properties import failures
+from topkspec.spec import dtypes
 from topkspec.properties.sequences import same_bits
-from topkspec.reference import reference_topk
+from topkspec.spec.reference import reference_topk
 
 TABLE_ROWS = 40  # rows of the expected/actual table before it is cut
 

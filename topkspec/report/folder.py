@@ -40,8 +40,8 @@ def _target(failure, target_spec):
 
 def _call_dict(case) -> dict:
     """A call as case.json records it: the case, plus its ONNX form when it has one."""
-    from topkspec import dtypes
-    from topkspec.targets.onnx_model import ir_version_for, onnx_form
+    from topkspec.spec import dtypes
+    from topkspec.targets.onnx_builder import ir_version_for, onnx_form
 
     data = case.to_dict()
     try:

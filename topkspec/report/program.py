@@ -12,7 +12,7 @@ from string import Template
 
 import numpy as np
 
-from topkspec import dtypes
+from topkspec.spec import dtypes
 from topkspec.properties.sequences import nan_mask
 from topkspec.report.compare import calls_for, expected_result
 

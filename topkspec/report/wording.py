@@ -2,7 +2,7 @@
 ("ONNX Runtime TopK-24 (CPU) accepts K = 0 and returns empty outputs")."""
 from __future__ import annotations
 
-from topkspec import failures
+from topkspec.properties import failures
 
 # Wrong results by rule, most specific first: the first rule the violation names wins.
 _WRONG = [

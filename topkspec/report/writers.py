@@ -122,8 +122,8 @@ def operator_label(case) -> str:
 def _onnx_fill(target, case, _spec) -> dict:
     from onnx import TensorProto
 
-    from topkspec import dtypes
-    from topkspec.targets.onnx_model import ir_version_for, onnx_form
+    from topkspec.spec import dtypes
+    from topkspec.targets.onnx_builder import ir_version_for, onnx_form
 
     form = onnx_form(case)
     attributes = ["axis=axis"]
@@ -161,7 +161,7 @@ _DEVICES = {"CPUExecutionProvider": "CPU", "CUDAExecutionProvider": "CUDA", "Dml
 
 
 def _ort_stack(target, case, _spec=None) -> Stack:
-    from topkspec.targets.onnx_model import onnx_form
+    from topkspec.targets.onnx_builder import onnx_form
 
     provider = getattr(target, "provider", "CPUExecutionProvider")
     form = onnx_form(case)
@@ -177,7 +177,7 @@ def _ort_stack(target, case, _spec=None) -> Stack:
 
 
 def _onnx_reference_stack(target, case, _spec=None) -> Stack:
-    from topkspec.targets.onnx_model import onnx_form
+    from topkspec.targets.onnx_builder import onnx_form
 
     return Stack("ONNX reference evaluator", f"TopK-{onnx_form(case).opset}", "", versions("onnx"),
                  ("onnx.reference.ReferenceEvaluator over a one-node model, K as a graph input",))
@@ -203,7 +203,7 @@ def _torch_stack(target, case, _spec=None) -> Stack:
 
 
 def _jax_fill(target, case, _spec) -> dict:
-    from topkspec import dtypes
+    from topkspec.spec import dtypes
 
     wide = dtypes.itemsize(case.dtype) == 8
     integer = dtypes.numpy_dtype(case.dtype).kind in "iu"

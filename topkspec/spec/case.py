@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from topkspec import dtypes
+from topkspec.spec import dtypes
 
 
 @dataclass(frozen=True)

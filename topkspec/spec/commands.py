@@ -74,7 +74,7 @@ def _verdict(desc, profile, strict_doc, against=None) -> dict:
 def validate_document(kind: str, content, *, profile=None, strict_doc=False, against=None) -> dict:
     """The validate command's result for one input (raises InputError, DescriptorError, ProfileError)."""
     if kind == "onnx":
-        from topkspec.spec.onnx_model import topk_nodes
+        from topkspec.spec.onnx_reader import topk_nodes
 
         nodes = []
         for name, desc, notes in topk_nodes(content):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import copy
 
-from topkspec import dtypes
+from topkspec.spec import dtypes
 from topkspec.spec.case import Case
 from topkspec.spec.profiles import Profile, ProfileError, dml_profile, onnx_profile, parse_profile
 from topkspec.spec.tables import DML_AXIS_DIRECTIONS, DML_DATA_TYPES, DML_OPERATOR_TYPES

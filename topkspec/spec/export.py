@@ -11,7 +11,7 @@ parameters, and the meaning of each check kind.
 """
 from __future__ import annotations
 
-from topkspec import dtypes
+from topkspec.spec import dtypes
 from topkspec.spec import tables
 from topkspec.spec.checks import CHECK_KINDS, DML_DATA_TYPE_SIZES
 from topkspec.spec.profiles import STANDARD_PROFILES

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from topkspec import dtypes
+from topkspec.spec import dtypes
 from topkspec.spec.checks import support_row
 from topkspec.spec.descriptors import case_from_descriptor
 from topkspec.spec.profiles import dml_profile

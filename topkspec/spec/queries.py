@@ -1,7 +1,7 @@
 """What a profile allows: operators, value and index types, ranks (canonical type names)."""
 from __future__ import annotations
 
-from topkspec import dtypes
+from topkspec.spec import dtypes
 from topkspec.spec.checks import support_row
 from topkspec.spec.profiles import parse_profile
 from topkspec.spec.tables import DML_FEATURE_LEVELS, DML_SUPPORT, ONNX_VERSIONS

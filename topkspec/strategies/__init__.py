@@ -7,7 +7,7 @@
 from hypothesis import strategies as st
 
 from topkspec.spec import Case
-from topkspec.strategies.descriptors import (
+from topkspec.strategies.cases import (
     any_valid_case, axis_sizes, k_position, ks_for, plans_for, valid_cases,
 )
 from topkspec.strategies.inputs import case_and_input

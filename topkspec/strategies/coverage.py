@@ -14,7 +14,7 @@ from collections import Counter
 
 import numpy as np
 
-from topkspec import dtypes
+from topkspec.spec import dtypes
 
 # Patterns of the values, per value type ("floats" only: no integer type has them).
 VALUE_PATTERNS = ("ties at K-th (ordinary values)", "type extremes", "signed zeros", "infinities",

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from topkspec.strategies.descriptors import DEFAULT_MAX_AXIS_SIZE, DEFAULT_MAX_TOTAL, case_drawer
+from topkspec.strategies.cases import DEFAULT_MAX_AXIS_SIZE, DEFAULT_MAX_TOTAL, case_drawer
 from topkspec.strategies.tensors import draw_array
 
 

@@ -14,7 +14,7 @@ from functools import lru_cache
 import numpy as np
 from hypothesis import strategies as st
 
-from topkspec import dtypes
+from topkspec.spec import dtypes
 
 _FLOAT_BITS = {"float16": 16, "float32": 32, "float64": 64, "bfloat16": 32}
 # Plain values, simplest first (negatives left out for unsigned types).

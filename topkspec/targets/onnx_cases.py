@@ -11,7 +11,7 @@ def onnx_backend_topk_cases() -> tuple:
     import onnx
     from onnx.backend.test.case.node import collect_testcases
 
-    from topkspec import dtypes
+    from topkspec.spec import dtypes
     from topkspec.spec.case import Case
 
     found = []

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from topkspec import dtypes
+from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target
-from topkspec.targets.onnx_model import build_topk_model, onnx_form
+from topkspec.targets.onnx_builder import build_topk_model, onnx_form
 
 
 class OnnxReferenceTarget(Target):

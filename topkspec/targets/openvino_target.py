@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from topkspec import dtypes
+from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target, selects_largest
 
 _OV_TYPES = {

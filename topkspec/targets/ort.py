@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from topkspec import dtypes
+from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target
-from topkspec.targets.onnx_model import OnnxTopK, build_topk_model, onnx_form
+from topkspec.targets.onnx_builder import OnnxTopK, build_topk_model, onnx_form
 
 
 def session_options(provider: str):

@@ -29,7 +29,7 @@ class TargetError(ValueError):
 
 
 def _reference():
-    from topkspec.targets.reference import ReferenceTarget
+    from topkspec.targets.reference_target import ReferenceTarget
     return ReferenceTarget()
 
 

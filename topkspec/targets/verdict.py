@@ -17,7 +17,7 @@ MAX_ELEMENTS = 1 << 24  # a larger input is not built just to ask
 
 def target_verdict(target, desc, profile=None) -> dict:
     from topkspec import spec
-    from topkspec.isolation import TargetCrashed, TargetHung
+    from topkspec.fuzz.isolation import TargetCrashed, TargetHung
     from topkspec.properties.acceptance import plain_input
     from topkspec.targets.base import Rejected
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from topkspec import dtypes, spec
+from topkspec import spec
+from topkspec.spec import dtypes
 from topkspec.strategies.invalid import dml as _dml, onnx as _onnx  # noqa: F401 (they register)
 from topkspec.strategies.invalid.registry import BREAKERS, IMPOSSIBLE_RULES, InvalidDraw
 

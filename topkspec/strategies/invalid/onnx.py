@@ -1,7 +1,8 @@
 """Breakers of the ONNX descriptor rules (see registry.py)."""
 from __future__ import annotations
 
-from topkspec import dtypes, spec
+from topkspec import spec
+from topkspec.spec import dtypes
 from topkspec.strategies import cached
 from topkspec.strategies.invalid.registry import breaks, broken, pick, small_case
 

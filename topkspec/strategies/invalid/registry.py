@@ -18,7 +18,7 @@ from hypothesis import event, strategies as st
 
 from topkspec import spec
 from topkspec.spec import Case
-from topkspec.strategies.descriptors import case_drawer
+from topkspec.strategies.cases import case_drawer
 
 # Rules whose breakage leaves nothing to compute.
 IMPOSSIBLE_RULES = frozenset({"dml.k.positive", "dml.k.max", "dml.axis.range",

@@ -17,7 +17,7 @@ import tempfile
 import threading
 import time
 
-from topkspec.isolation import TargetCrashed, TargetHung, describe_exit
+from topkspec.fuzz.isolation import TargetCrashed, TargetHung, describe_exit
 from topkspec.targets.directml import protocol
 from topkspec.targets.directml.environment import IS_WINDOWS, Stack, needs_lane_workaround, prefix_dir, \
     to_windows_path

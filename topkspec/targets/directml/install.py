@@ -23,45 +23,16 @@ import shutil
 import subprocess
 import sys
 import time
-import zipfile
 from pathlib import Path
 
 from topkspec.targets.directml import environment as env
+from topkspec.targets.directml.dll_install import step_dll
+from topkspec.targets.directml.setup_shell import Log, SetupError, _run  # noqa: F401  (SetupError: the error of setup)
 
 APT_PACKAGES = ["wine", "wine64", "libwine", "xvfb", "xauth", "libvulkan1",
                 "gcc-mingw-w64-x86-64", "mingw-w64-x86-64-dev"]
 BACKPORTS = "bookworm-backports"
 MESA_PACKAGES = ["mesa-vulkan-drivers", "libdrm2", "libdrm-amdgpu1"]  # unpacked, not installed
-
-
-class SetupError(RuntimeError):
-    """A step that cannot be done here; the message says what to do."""
-
-
-class Log:
-    def __init__(self, stream=None):
-        self.stream = stream or sys.stdout
-        self.step = 0
-        self.started = time.monotonic()
-
-    def section(self, text: str) -> None:
-        self.step += 1
-        self.stream.write(f"[{self.step}] {text}\n")
-        self.stream.flush()
-
-    def __call__(self, text: str) -> None:
-        self.stream.write(f"    {text}\n")
-        self.stream.flush()
-
-
-def _run(command, log: Log, *, env_vars=None, check=True, quiet=False, timeout=None) -> subprocess.CompletedProcess:
-    if not quiet:
-        log("$ " + " ".join(str(c) for c in command))
-    out = subprocess.run([str(c) for c in command], capture_output=True, text=True, env=env_vars, timeout=timeout)
-    if check and out.returncode != 0:
-        tail = "\n".join((out.stderr or out.stdout).strip().splitlines()[-15:])
-        raise SetupError(f"{' '.join(str(c) for c in command[:3])} ... failed (exit {out.returncode}):\n{tail}")
-    return out
 
 
 # -- 1. Debian packages -----------------------------------------------------------------------
@@ -243,101 +214,6 @@ def step_prefix(log: Log) -> None:
         raise SetupError(f"the Wine prefix {env.prefix_dir()} was not created (see the output above)")
     log(f"created in {time.monotonic() - started:.0f} s")
 
-
-# -- 4. DirectML.dll --------------------------------------------------------------------------
-
-def _python_tags(preferred: str) -> list[str]:
-    tags = [preferred, "3.11", "3.10", "3.9", "3.8", "3.12"]
-    return list(dict.fromkeys(tags))
-
-
-def download_wheel(ort_version: str, python: str, log: Log) -> Path:
-    wheels = env.cache_dir() / "wheels"
-    wheels.mkdir(parents=True, exist_ok=True)
-    found = sorted(wheels.glob(f"onnxruntime_directml-{ort_version}-*win_amd64.whl"))
-    if found:
-        log(f"wheel already downloaded: {found[0].name}")
-        return found[0]
-    last = ""
-    for tag in _python_tags(python):
-        out = _run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--platform",
-                    "win_amd64", "--python-version", tag, "-d", wheels, f"onnxruntime-directml=={ort_version}",
-                    "--disable-pip-version-check", "-q"], log, check=False)
-        found = sorted(wheels.glob(f"onnxruntime_directml-{ort_version}-*win_amd64.whl"))
-        if out.returncode == 0 and found:
-            return found[0]
-        last = (out.stderr or out.stdout).strip().splitlines()[-1:] or [""]
-        last = last[0]
-    raise SetupError(f"pip could not download onnxruntime-directml=={ort_version} for win_amd64: {last}")
-
-
-def extract_dll(wheel: Path, folder: Path) -> Path:
-    with zipfile.ZipFile(wheel) as archive:
-        names = [n for n in archive.namelist() if n.lower().endswith("/capi/directml.dll")]
-        if not names:
-            raise SetupError(f"{wheel.name} holds no onnxruntime/capi/DirectML.dll")
-        folder.mkdir(parents=True, exist_ok=True)
-        tmp = folder / "DirectML.dll.tmp"
-        tmp.write_bytes(archive.read(names[0]))
-        os.replace(tmp, folder / "DirectML.dll")
-    return folder / "DirectML.dll"
-
-
-def install_dll(log: Log, *, dll: str | None = None, version: str | None = None) -> Path:
-    """Puts DirectML.dll into the cache (from a path, or the wheel carrying `version`); returns it."""
-    if dll:
-        source = Path(dll).expanduser().resolve()
-        if not source.is_file():
-            raise SetupError(f"--dll {dll}: no such file")
-        found = env.short_version(env.pe_file_version(source))
-        if not found:
-            raise SetupError(f"--dll {dll}: no FileVersion in it; is it DirectML.dll?")
-        folder = env.cache_dir() / "dll" / found
-        target = folder / "DirectML.dll"
-        if target.is_file() and target.read_bytes() == source.read_bytes():
-            log(f"DirectML {found} already in the cache: {target}")
-        else:
-            folder.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source, target)
-            (folder / "source.json").write_text(json.dumps({"path": str(source)}, indent=2) + "\n")
-            log(f"copied {source} (DirectML {found}) to {target}")
-        return target
-    version = version or env.DEFAULT_DIRECTML
-    if version not in env.DIRECTML_WHEELS:
-        known = ", ".join(f"{v} (onnxruntime-directml {w[0]})" for v, w in env.DIRECTML_WHEELS.items())
-        raise SetupError(f"--version {version}: no known onnxruntime-directml wheel carries it; known: {known}; "
-                         f"or give --dll PATH")
-    folder = env.cache_dir() / "dll" / version
-    target = folder / "DirectML.dll"
-    if target.is_file():
-        log(f"DirectML {version} already in the cache: {target}")
-        return target
-    ort_version, python = env.DIRECTML_WHEELS[version]
-    log(f"DirectML {version} comes with onnxruntime-directml {ort_version} (a Windows wheel; pip fetches it on "
-        f"any platform)")
-    wheel = download_wheel(ort_version, python, log)
-    path = extract_dll(wheel, folder)
-    found = env.short_version(env.pe_file_version(path))
-    (folder / "source.json").write_text(json.dumps({"wheel": wheel.name, "onnxruntime-directml": ort_version,
-                                                    "file_version": env.pe_file_version(path)}, indent=2) + "\n")
-    if found != version:
-        raise SetupError(f"{wheel.name} carries DirectML {found}, not {version}")
-    log(f"extracted {path} (FileVersion {env.pe_file_version(path)})")
-    return path
-
-
-def step_dll(log: Log, *, dll=None, version=None) -> Path:
-    log.section("DirectML.dll")
-    path = install_dll(log, dll=dll, version=version)
-    state = env.load_state()
-    state["dll"] = str(path)
-    env.save_state(state)
-    log(f"in use from now on: DirectML {env.short_version(env.pe_file_version(path))} "
-        f"(TOPKSPEC_DIRECTML_DLL overrides it for one run)")
-    return path
-
-
-# -- 5. the worker ----------------------------------------------------------------------------
 
 def step_worker(log: Log, updated: list) -> Path:
     log.section("the worker (worker.c, built from source)")

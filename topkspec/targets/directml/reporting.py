@@ -114,7 +114,7 @@ def write_repro(folder, case=None, x=None, *, relation: str = "result", calls=No
     np.savez(folder / "directml_inputs.npz", **arrays)
     if relation == "result" and calls:
         if expected is None:
-            from topkspec.reference import reference_topk
+            from topkspec.spec.reference import reference_topk
 
             call_case, call_x = calls[0]
             values, indices = reference_topk(np.asarray(call_x), axis=call_case.norm_axis, k=call_case.k,

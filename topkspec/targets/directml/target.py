@@ -20,7 +20,7 @@ import os
 
 import numpy as np
 
-from topkspec.isolation import DEFAULT_TIMEOUT, TargetCrashed, TargetHung
+from topkspec.fuzz.isolation import DEFAULT_TIMEOUT, TargetCrashed, TargetHung
 from topkspec.targets.base import Rejected, Target
 from topkspec.targets.directml import protocol
 from topkspec.targets.directml.client import Worker, WorkerStartError, kill_on_exit

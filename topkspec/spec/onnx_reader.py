@@ -7,7 +7,7 @@ fail on it.
 """
 from __future__ import annotations
 
-from topkspec import dtypes
+from topkspec.spec import dtypes
 
 
 def _elem_names():

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from topkspec import dtypes
+from topkspec.spec import dtypes
 from topkspec.spec.profiles import parse_profile
 from topkspec.targets.base import selects_largest
 

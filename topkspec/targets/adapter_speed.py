@@ -1,6 +1,6 @@
 """Runs per second of each target on small cases, first pass and with sessions cached.
 
-    python -m topkspec.targets.benchmark [--cases 1000] [--seed 0] [--isolate] [TARGET ...]
+    python -m topkspec.targets.adapter_speed [--cases 1000] [--seed 0] [--isolate] [TARGET ...]
 
 The cases mix float32 and int32, ranks 1 to 4, every axis, both directions and random
 sizes (1 to 8 per dimension) and K: 40 signatures, so the first pass pays for building
@@ -68,7 +68,7 @@ def main(argv=None) -> int:
             print(f"{name:<22} skipped: {reason}")
             continue
         if args.isolate:
-            from topkspec.isolation import IsolatedTarget
+            from topkspec.fuzz.isolation import IsolatedTarget
 
             target.close()
             target = IsolatedTarget(name)

@@ -5,7 +5,7 @@ process; then how often each adversarial pattern occurs in the examples each gro
     topkspec bench --targets reference,onnxruntime --max-examples 300 --seed 0
 
 prints JSON lines: the floor, one line per target, then one coverage line per property group
-and spec profile of the targets. `python -m topkspec.bench --profile onnx:24` prints the
+and spec profile of the targets. `python -m topkspec.fuzz.bench --profile onnx:24` prints the
 coverage as tables a person reads.
 """
 from __future__ import annotations
@@ -47,7 +47,8 @@ def hypothesis_floor(max_examples: int, seed: int = 0, repeat: int = 3) -> dict:
 def bench_target(name: str, *, max_examples: int, seed: int = 0, isolate=None, progress=None) -> dict:
     """One fuzz run (ci settings, no shrinking, no reports) timed: generation is what
     Hypothesis spends outside the example bodies (drawing and bookkeeping)."""
-    from topkspec.runner import RunConfig, run_fuzz
+    from topkspec.fuzz.config import RunConfig
+    from topkspec.fuzz.run import run_fuzz
 
     result = run_fuzz(RunConfig(target=name, max_examples=max_examples, seed=seed, settings_profile="ci",
                                 isolate=isolate, shrink=False, progress=progress))
@@ -77,9 +78,9 @@ def draw_examples(strategy, count: int, seed: int = 0) -> list:
 def coverage(profile: str, *, max_examples: int = 300, seed: int = 0, groups=None):
     """One JSON-ready line per group of `profile` that draws (case, x): how often each
     adversarial pattern occurs among `max_examples` examples (see strategies.coverage)."""
-    from topkspec.runner import plan_groups
+    from topkspec.fuzz.groups import plan_groups
     from topkspec.strategies.coverage import tally
-    from topkspec.targets.reference import ReferenceTarget
+    from topkspec.targets.reference_target import ReferenceTarget
 
     planned = plan_groups(ReferenceTarget(), profile)
     for group in COVERAGE_GROUPS:
@@ -112,7 +113,7 @@ def run_bench(names, *, max_examples: int = 300, seed: int = 0, with_coverage: b
 
 
 def main(argv=None) -> int:
-    """Coverage tables: python -m topkspec.bench [--profile onnx:24] [--max-examples 1000]"""
+    """Coverage tables: python -m topkspec.fuzz.bench [--profile onnx:24] [--max-examples 1000]"""
     from topkspec.strategies.coverage import format_tally
 
     parser = argparse.ArgumentParser(description="how often each adversarial pattern is drawn")

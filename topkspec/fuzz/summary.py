@@ -68,7 +68,7 @@ def format_summary(result) -> str:
     from topkspec.report.summary import failure_lines
     from topkspec.spec.queries import profile_text
 
-    from topkspec.runner import EXIT_VACUOUS, MIN_JUDGED_SHARE
+    from topkspec.fuzz.config import EXIT_VACUOUS, MIN_JUDGED_SHARE
 
     rate = f" ({result.total_examples / result.seconds:.1f} a second)" if result.seconds > 0 else ""
     strict = " (strict doc: K below the axis size)" if getattr(result, "strict_doc", False) else ""

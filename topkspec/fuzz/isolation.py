@@ -259,4 +259,4 @@ class IsolatedTarget(Target):
 
 
 if __name__ == "__main__":
-    sys.exit("topkspec.isolation starts its workers itself (multiprocessing, spawn)")
+    sys.exit("topkspec.fuzz.isolation starts its workers itself (multiprocessing, spawn)")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from topkspec.failures import ADAPTER_ERROR
+from topkspec.properties.failures import ADAPTER_ERROR
 from topkspec.report import slug
 
 
@@ -69,7 +69,8 @@ def run_matrix(names, *, max_examples: int = 200, seed=None, profile=None, repor
     rule, else 3 when any judged too little (see RunResult.exit_code), else 0.
     An unknown target is bad usage (TargetError); one that cannot run here becomes a column of
     'unsupported'."""
-    from topkspec.runner import RunConfig, RunError, run_fuzz
+    from topkspec.fuzz.config import RunConfig, RunError
+    from topkspec.fuzz.run import run_fuzz
     from topkspec.targets.registry import get_target
 
     for name in names:

@@ -6,7 +6,7 @@ profile is dml:5.0, the widest DirectML table; it runs ONNX profiles too.
 """
 from __future__ import annotations
 
-from topkspec.reference import reference_topk
+from topkspec.spec.reference import reference_topk
 from topkspec.targets.base import Rejected, Target, as_index_type, selects_largest
 
 

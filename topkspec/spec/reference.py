@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from topkspec import dtypes
+from topkspec.spec import dtypes
 
 
 def _sort_key(x: np.ndarray, largest: bool) -> np.ndarray:

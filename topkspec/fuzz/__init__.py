@@ -1,0 +1,36 @@
+"""The engine: Hypothesis drives the properties against a target and collects what broke.
+
+- config: the run's options (RunConfig), settings profiles, RunError;
+- database: the example database (KeyedDatabase, open_database);
+- results: what a run produces (Failure, RunResult);
+- context: a group's calls to the target, timed and guarded;
+- groups: the property groups (plan_groups) and the budget (split_budget);
+- run: the run loop (run_fuzz, group_test, resolve_target);
+- summary: progress lines and the summary (format_summary);
+- isolation: targets in a worker process (IsolatedTarget);
+- matrix: many targets and profiles in one run;
+- bench: examples per second and pattern coverage (`python -m topkspec.fuzz.bench`).
+
+The names below load on first use, so `import topkspec.fuzz.isolation` stays light.
+"""
+import importlib
+
+_WHERE = {
+    "RunConfig": "config", "RunError": "config", "PROFILES": "config", "register_profiles": "config",
+    "KeyedDatabase": "database", "open_database": "database",
+    "Failure": "results", "RunResult": "results", "record_failure": "results",
+    "plan_groups": "groups", "split_budget": "groups",
+    "run_fuzz": "run", "group_test": "run", "resolve_target": "run",
+    "format_summary": "summary", "Progress": "summary",
+    "IsolatedTarget": "isolation", "TargetCrashed": "isolation", "TargetHung": "isolation",
+    "DEFAULT_TIMEOUT": "isolation",
+    "run_matrix": "matrix", "run_bench": "bench",
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name):
+    if name in _WHERE:
+        return getattr(importlib.import_module(f"topkspec.fuzz.{_WHERE[name]}"), name)
+    raise AttributeError(f"module 'topkspec.fuzz' has no attribute {name!r}")

@@ -1,0 +1,68 @@
+"""How a run is configured: the run's options, the Hypothesis settings profiles, the limits
+the run loop and the verdict use, and the error for a run that cannot start."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from hypothesis import settings
+
+from topkspec.fuzz.isolation import DEFAULT_TIMEOUT
+
+DEFAULT_DATABASE = os.path.join(".topkspec", "examples")
+
+# The rule an adapter error is filed under: no rule of the spec, since the runtime was not judged.
+ADAPTER_RULE = "adapter"
+
+# Share of the budget each group gets (renormalised over the groups that apply).
+GROUP_WEIGHTS = {"valid": 0.40, "nan": 0.20, "metamorphic": 0.15, "invalid": 0.15, "deterministic": 0.10}
+
+# Settings profiles (registered with Hypothesis by register_profiles, never loaded here).
+PROFILES = {
+    "ci": dict(derandomize=True, max_examples=200, deadline=None, database=None, print_blob=True),
+    "dev": dict(max_examples=100, deadline=None),
+    "nightly": dict(max_examples=5000, deadline=None),
+}
+# Profiles that keep failures in the example database unless the user names one.
+PROFILES_WITH_DATABASE = ("dev", "nightly")
+
+# A group that judged fewer than this share of its examples (at least one) judged too little to
+# be a verdict: every other case was unsupported, refused as allowed, or not runnable.
+MIN_JUDGED_SHARE = 0.10
+# Exit code of a run that found nothing but judged too little (1 is "found something").
+EXIT_VACUOUS = 3
+EXIT_INTERRUPTED = 130
+
+# Crashing examples restart the worker, hanging ones cost the time limit: shrink them a little.
+MAX_CRASH_REPLAYS = 12
+MAX_HANG_REPLAYS = 2
+
+
+class RunError(ValueError):
+    """A run that cannot start: bad profile, bad database, unavailable target."""
+
+
+def register_profiles() -> None:
+    """Register topkspec's Hypothesis settings profiles ci, dev and nightly (not loading any)."""
+    for name, values in PROFILES.items():
+        settings.register_profile(f"topkspec-{name}", **values)
+        settings.register_profile(name, **values)
+
+
+@dataclass
+class RunConfig:
+    target: object = "onnxruntime"  # a name, import string or Target
+    profile: str | None = None  # spec profile; None: the target's default
+    max_examples: int | None = None  # budget of the whole run; None: the settings profile's
+    seed: int | None = None
+    settings_profile: str | None = None  # ci, dev, nightly
+    database: str | None = None  # directory or redis:// URL; None: the profile's choice
+    report_dir: str | None = None
+    isolate: bool | None = None  # None: isolate native targets
+    timeout: float = DEFAULT_TIMEOUT
+    groups: tuple | None = None  # restrict to these groups
+    progress: object = None  # a stream for progress lines, or None
+    shrink: bool = True  # False: report failures as found (benchmarks measure the search alone)
+    strict_doc: bool = False  # the literal DirectML text: K must be less than the axis size
+
+

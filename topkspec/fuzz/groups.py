@@ -1,0 +1,195 @@
+"""The property groups: what each draws (its strategy) and what it checks (its body), which
+groups apply to a target, and how the run's budget is shared among them."""
+from __future__ import annotations
+
+import time
+
+from topkspec.properties import failures
+from topkspec.spec import dtypes
+from topkspec.properties.failures import Violation
+from topkspec.fuzz.config import GROUP_WEIGHTS
+from topkspec.fuzz.context import GroupContext, RefusedKAtAxisSize
+from topkspec.targets.base import Target
+
+
+def _float_types(profile) -> list[str]:
+    from topkspec import spec
+
+    names = set()
+    for op in spec.ops(profile):
+        names.update(spec.value_types(profile, op))
+    return sorted(t for t in names if dtypes.numpy_dtype(t).kind == "f")
+
+
+def _result_body(ctx: GroupContext, data) -> None:
+    from topkspec.properties import result_checks
+
+    case, x = data
+    judged = ctx.judged(case)
+    reason = ctx.unsupported(judged)
+    if reason:
+        ctx.result.unsupported[reason] += 1
+        return False
+    ctx.count("accepts_valid")
+    try:
+        values, indices = ctx.run(judged, x)
+    except RefusedKAtAxisSize:
+        ctx.result.refused_k_at_axis_size += 1
+        return False
+    ctx.result.coverage[(judged.dtype, judged.rank)] += 1
+    for check in result_checks(judged, x):
+        ctx.count(ctx.check_names.get(check, check.__name__))
+        ctx.checking(check, judged, x, values, indices)
+    return True
+
+
+def _metamorphic_body(checks):
+    from topkspec.properties import check_prefix
+
+    def body(ctx: GroupContext, data) -> None:
+        case, x = data
+        judged = ctx.judged(case)
+        reason = ctx.unsupported(judged)
+        if reason:
+            ctx.result.unsupported[reason] += 1
+            return False
+        ctx.result.coverage[(judged.dtype, judged.rank)] += 1
+        compared = False  # some check called the target and compared (others may not apply)
+        for check in checks:
+            ctx.count(ctx.check_names.get(check, check.__name__))
+            options = {}
+            if check is check_prefix and judged.family == "dml" and ctx.strict_doc:
+                options["max_k"] = judged.axis_size - 1  # the literal text: K below the axis size
+            calls = len(ctx.calls)
+            try:
+                check(judged, x, ctx.run, **options)
+            except RefusedKAtAxisSize:
+                ctx.result.refused_k_at_axis_size += 1
+                if not (check is check_prefix and judged.k < judged.axis_size - 1):
+                    continue
+                calls = len(ctx.calls)
+                check(judged, x, ctx.run, max_k=judged.axis_size - 1)  # the prefix below it
+            compared = compared or len(ctx.calls) > calls
+        return compared
+    return body
+
+
+def _invalid_body(ctx: GroupContext, draw) -> None:
+    from topkspec.properties import check_rejects_invalid
+
+    if draw.case is None:
+        if _descriptor_verdict(ctx, draw) is not None:
+            return True
+        ctx.result.not_runnable += 1  # a broken tensor field, say: only `validate` judges it
+        return False
+    # A case the target does not implement at all (no kernel for the type) proves nothing
+    # when refused: the refusal must come from the rule the draw breaks.
+    reason = ctx.unsupported(ctx.judged(draw.case))
+    if reason:
+        ctx.result.unsupported[reason] += 1
+        return False
+    fatal = []
+
+    def run(case, x):
+        try:
+            return ctx.raw_run(ctx.judged(case), x, rule="out.invalid_rejected")
+        except Violation as violation:  # a crash or hang: not a refusal
+            fatal.append(violation)
+            raise
+
+    ctx.count("rejects_invalid")
+    ctx.result.coverage[(draw.case.dtype, draw.case.rank)] += 1
+    check_rejects_invalid(draw, run)
+    if fatal:
+        raise fatal[0]
+    return True
+
+
+def _descriptor_verdict(ctx: GroupContext, draw):
+    """For a target that takes descriptors as written (`check_descriptor`, e.g. directml): its
+    verdict on a broken descriptor no Case carries; None when it cannot be asked."""
+    check = getattr(ctx.target, "check_descriptor", None)
+    if check is None or not set(draw.rules) & set(getattr(ctx.target, "descriptor_rules", ())):
+        return None
+    start = time.perf_counter()
+    try:
+        verdict = ctx._guard(lambda: check(draw.descriptor), draw.case or _DescriptorOnly(draw),
+                             rule="out.invalid_rejected")
+    finally:
+        ctx.result.timing["target_s"] += time.perf_counter() - start
+    if verdict is None:
+        return None
+    ctx.count("rejects_invalid")
+    if verdict["accepted"]:
+        rules = ("out.invalid_rejected",) + tuple(sorted(draw.rules))
+        raise Violation(rules, f"out.invalid_rejected: the descriptor breaks {', '.join(sorted(draw.rules))} "
+                               f"({draw.how}) but was accepted ({verdict['detail']})",
+                        failure_class=failures.ACCEPTS_INVALID, expected="a refusal", actual=verdict["detail"])
+    return verdict
+
+
+class _DescriptorOnly:
+    """Stands for a Case where a broken descriptor cannot be read as one."""
+
+    def __init__(self, draw):
+        self.draw = draw
+
+    def describe(self) -> str:
+        return self.draw.describe()
+
+    def to_dict(self) -> dict:
+        return {"profile": self.draw.profile, "descriptor": self.draw.descriptor}
+
+
+def case_of(draw):
+    """The Case a broken descriptor describes (its input, axis, K), else a stand-in naming it."""
+    from topkspec import spec
+
+    try:
+        return spec.case_from_descriptor(draw.descriptor, draw.profile)
+    except ValueError:
+        return _DescriptorOnly(draw)
+
+
+def plan_groups(target: Target, profile: str, *, strict_doc: bool = False) -> dict:
+    """{group: (strategy, body)} for the groups that apply to the target at `profile`.
+    strict_doc: the literal DirectML text, so a K equal to the axis size is invalid (valid
+    cases draw K below it, and the invalid group holds every target to refusing it)."""
+    from topkspec.properties import check_axis_moves, check_deterministic, check_prefix, check_topk_equals_topk1
+    from hypothesis import strategies as st
+
+    from topkspec.strategies import breakable_rules, case_and_input, invalid_descriptors
+    from topkspec.strategies.invalid import IMPOSSIBLE_RULES, carries_cases
+    from topkspec import spec
+
+    strict = dict(strict_doc=strict_doc)
+    groups = {"valid": (case_and_input(profile, allow_nan=False, **strict), _result_body)}
+    floats = _float_types(profile)
+    if floats:
+        groups["nan"] = (case_and_input(profile, dtypes=floats, allow_nan=True, require_nan=True, **strict),
+                         _result_body)
+    groups["metamorphic"] = (case_and_input(profile, allow_nan=True, **strict),
+                             _metamorphic_body([check_prefix, check_axis_moves, check_topk_equals_topk1]))
+    # The rules in force under the strict_doc setting; only breakages a call can carry; table
+    # rules only for targets that know the tables (and the literal K bound, when asked for,
+    # for every target: it replaces the K bound every target is held to).
+    tables = spec.parse_profile(profile).family in target.validates_tables
+    by_descriptor = set(getattr(target, "descriptor_rules", ()))  # reach the target without a Case
+    breakable = [rule for rule in breakable_rules(profile, strict_doc=strict_doc)
+                 if (carries_cases(profile, rule) or rule in by_descriptor)
+                 and (tables or rule in IMPOSSIBLE_RULES or (strict_doc and rule == "dml.k.max_strict"))]
+    if target.validates and breakable:
+        groups["invalid"] = (st.one_of([invalid_descriptors(profile, rule) for rule in breakable]), _invalid_body)
+    groups["deterministic"] = (case_and_input(profile, allow_nan=True, **strict),
+                               _metamorphic_body([check_deterministic]))
+    return groups
+
+
+def split_budget(total: int, groups) -> dict:
+    """The run's budget shared among `groups` by GROUP_WEIGHTS, at least one example each."""
+    weights = {g: GROUP_WEIGHTS.get(g, 0.1) for g in groups}
+    scale = sum(weights.values())
+    shares = {g: max(1, int(total * w / scale)) for g, w in weights.items()}
+    first = next(iter(shares))
+    shares[first] += max(0, total - sum(shares.values()))  # rounding leftovers to the first
+    return shares

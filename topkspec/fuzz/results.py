@@ -1,0 +1,118 @@
+"""What a run produces: its failures (shrunk examples) and the run's result and verdict."""
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from topkspec.properties import failures
+from topkspec.properties.failures import Violation
+from topkspec.fuzz.config import EXIT_INTERRUPTED, EXIT_VACUOUS, MIN_JUDGED_SHARE
+
+
+@dataclass
+class Failure:
+    """One distinct failure: the shrunk example and how it was observed."""
+
+    target: str
+    group: str
+    violation: Violation
+    case: object  # the judged Case of the example
+    x: np.ndarray | None
+    calls: list  # [(case, x)] every target call of the example, in order
+    outputs: list  # [(values, indices) or None] per call
+    draw: object = None  # the InvalidDraw for a rejection failure
+    report_dir: str | None = None
+
+    @property
+    def rule(self) -> str:
+        """The rule the failure is filed under: for an accepted invalid descriptor, the
+        descriptor rule it breaks; otherwise the first rule the violation names."""
+        rules = self.violation.rules
+        if self.failure_class == failures.ACCEPTS_INVALID and len(rules) > 1:
+            return rules[1]
+        return rules[0]
+
+    @property
+    def failure_class(self) -> str:
+        return self.violation.failure_class
+
+    @property
+    def key(self) -> tuple:
+        return (self.target, self.rule, self.failure_class)
+
+
+@dataclass
+class RunResult:
+    target: str
+    version: str
+    profile: str
+    settings_profile: str | None
+    seed: int | None
+    max_examples: int
+    examples: Counter = field(default_factory=Counter)  # per group
+    checks: Counter = field(default_factory=Counter)  # examples per property
+    coverage: Counter = field(default_factory=Counter)  # (dtype, rank)
+    unsupported: Counter = field(default_factory=Counter)  # reason
+    not_runnable: int = 0  # invalid descriptors no Case carries (judged by `topkspec validate`)
+    refused_k_at_axis_size: int = 0  # DirectML K equal to the axis size refused: allowed, not judged
+    strict_doc: bool = False
+    failures: list = field(default_factory=list)
+    errors: list = field(default_factory=list)  # (group, message): the suite itself failed
+    seconds: float = 0.0
+    timing: Counter = field(default_factory=Counter)  # target_s, checks_s, body_s
+    notes: list = field(default_factory=list)  # lines about how the run ran (isolation, ...)
+    interrupted: bool = False  # stopped by Ctrl-C: what it holds is the run so far
+    judged: Counter = field(default_factory=Counter)  # per group: examples whose verdict counts
+    budgets: dict = field(default_factory=dict)  # per group: its share of the budget
+
+    @property
+    def total_examples(self) -> int:
+        return sum(self.examples.values())
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures and not self.errors
+
+    def thin_groups(self) -> list:
+        """[(group, judged, examples)] for the groups that judged too little: fewer than
+        MIN_JUDGED_SHARE of the examples they ran (at most their budget), and at least one. A
+        group that found a failure or failed itself is not thin: it said something."""
+        said = {f.group for f in self.failures} | {group for group, _ in self.errors}
+        thin = []
+        for group, budget in self.budgets.items():
+            if group in said:
+                continue
+            ran = min(self.examples[group], budget) if budget else self.examples[group]
+            if self.judged[group] < max(1, math.ceil(MIN_JUDGED_SHARE * ran)):
+                thin.append((group, self.judged[group], ran))
+        return thin
+
+    @property
+    def vacuous(self) -> bool:
+        """True when the run judged nothing, or too little in some group, to be a verdict."""
+        return bool(self.thin_groups())
+
+    @property
+    def exit_code(self) -> int:
+        """0 every property held, 1 something was found, 3 too little was judged to say; 130
+        (as for SIGINT) when Ctrl-C stopped the run, whatever it had found."""
+        if self.interrupted:
+            return EXIT_INTERRUPTED
+        if not self.ok:
+            return 1
+        return EXIT_VACUOUS if self.vacuous else 0
+
+    def failures_by_class(self) -> Counter:
+        return Counter(f.failure_class for f in self.failures)
+
+
+
+def record_failure(result: RunResult, failure: Failure) -> bool:
+    """Add a failure unless one with its key (target, rule, class) is there; True if added."""
+    if any(f.key == failure.key for f in result.failures):
+        return False
+    result.failures.append(failure)
+    return True

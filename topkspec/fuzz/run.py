@@ -1,0 +1,249 @@
+"""The fuzz run: Hypothesis drives the properties against one target and collects what broke.
+
+A run is a few property groups, each its own Hypothesis test sharing the run's budget:
+
+- valid: valid descriptors with NaN-free input, every result check (exact, order, ties, ...);
+- nan: floating-point input with NaN, the policy-free checks;
+- metamorphic: prefix, axis moves, TOP_K against TOP_K1;
+- deterministic: the same input twice, bit for bit;
+- invalid: descriptors that break a rule must be refused (targets that validate).
+
+A group stops at its first failure, shrunk by Hypothesis; the runner keeps the failing example
+(the last one that raised: Hypothesis replays the shrunk example last) and moves on.
+
+Failures are kept in the example database (when there is one) and replay first next time. A
+seed makes the search repeatable; Hypothesis saves nothing under a seed, so a seeded run
+replays what unseeded runs saved, then searches from its seed.
+
+    result = run_fuzz(RunConfig(target="onnxruntime", max_examples=300, seed=0))
+"""
+from __future__ import annotations
+
+import time
+import unittest
+
+from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+from hypothesis import seed as hypothesis_seed
+
+from topkspec.properties.failures import Violation
+from topkspec.fuzz.config import DEFAULT_DATABASE, PROFILES, PROFILES_WITH_DATABASE, RunConfig, RunError, register_profiles
+from topkspec.fuzz.context import GroupContext
+from topkspec.fuzz.database import KeyedDatabase, open_database
+from topkspec.fuzz.groups import case_of, plan_groups, split_budget
+from topkspec.fuzz.isolation import IsolatedTarget, TargetCrashed, TargetHung
+from topkspec.fuzz.results import Failure, RunResult, record_failure
+from topkspec.fuzz.summary import Progress
+from topkspec.targets.base import Target
+
+
+class _CtrlC:
+    """Notes a Ctrl-C as well as raising KeyboardInterrupt: Hypothesis may fold an interrupt
+    that lands while it replays a failure into an error of its own (a flaky failure), and the
+    run must still stop. Installed in the main thread only (elsewhere it does nothing)."""
+
+    def __init__(self):
+        self.pressed = False
+        self.previous = None
+
+    def _handler(self, signum, frame):
+        self.pressed = True
+        raise KeyboardInterrupt
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGINT, self._handler)
+            if self.previous is signal.SIG_IGN:  # Ctrl-C is off here (a background job): keep it off
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+                self.previous = None
+        return self
+
+    def __exit__(self, *exc):
+        import signal
+
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+
+
+def _check_names() -> dict:
+    from topkspec.properties import CATALOGUE
+    return {prop.check: prop.name for prop in CATALOGUE}
+
+
+def resolve_target(spec, *, isolate: bool | None, timeout: float, notes: list | None = None) -> Target:
+    """The target to drive: built from `spec`, in a worker process when it is native (plain
+    functions count as native: they may wrap native code) or when asked. Under `auto`
+    (isolate=None) a Target object that cannot be sent to a worker (a lambda, a local
+    function) runs in this process, and a line saying so goes to `notes`."""
+    from topkspec.targets.base import availability
+    from topkspec.targets.registry import get_target
+
+    target = get_target(spec)
+    usable, why = availability(target)
+    if not usable:
+        raise RunError(f"target {target.name} cannot run here: {why}")
+    auto = isolate is None
+    if auto:  # a target that runs its own worker process is not wrapped in another
+        isolate = target.native and not getattr(target, "isolates_itself", False)
+    if not isolate:
+        if hasattr(target, "set_timeout"):
+            target.set_timeout(timeout)
+        return target
+    if isinstance(spec, str):
+        target.close()
+        return IsolatedTarget(spec, timeout=timeout)
+    try:
+        isolated = IsolatedTarget(target, timeout=timeout)
+    except (TargetCrashed, TargetHung):
+        raise
+    except Exception as exc:
+        if not auto:
+            raise RunError(f"target {target.name} cannot run in a worker process: {type(exc).__name__}: "
+                           f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''}") from None
+        if notes is not None:
+            notes.append(f"{target.name} runs in this process, not isolated: it cannot be sent to a worker "
+                         f"process ({type(exc).__name__}); name it by import string to isolate it")
+        return target
+    target.close()
+    return isolated
+
+
+def _settings_for(config: RunConfig):
+    """(base settings, database location) from the settings profile and the options."""
+    register_profiles()
+    name = config.settings_profile
+    if name is not None and name not in PROFILES:
+        raise RunError(f"unknown settings profile {name!r}: choose from {', '.join(PROFILES)}")
+    values = dict(PROFILES.get(name or "dev"))
+    database = config.database
+    if database is None and (name or "dev") in PROFILES_WITH_DATABASE:
+        database = DEFAULT_DATABASE
+    return values, database
+
+
+def _group_settings(config: RunConfig, values: dict, database, examples: int, key: str):
+    return settings(
+        max_examples=examples, deadline=None,
+        # a database (asked for) and derandomize exclude each other; --seed still repeats
+        derandomize=values.get("derandomize", False) and database is None,
+        database=None if database is None else KeyedDatabase(database, key),
+        suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
+        print_blob=values.get("print_blob", False),
+        # Hypothesis's own lines (a seed to add "to this test") name a test the user does not
+        # have: the summary and the reports say what happened instead.
+        verbosity=Verbosity.quiet,
+        phases=tuple(Phase) if config.shrink else tuple(p for p in Phase if p != Phase.shrink))
+
+
+def run_fuzz(config: RunConfig) -> RunResult:
+    """Fuzz one target; see the module text. Raises RunError/TargetError for bad usage."""
+    from topkspec import spec
+
+    values, database_at = _settings_for(config)
+    budget = config.max_examples if config.max_examples is not None else values["max_examples"]
+    if budget < 1:
+        raise RunError(f"--max-examples must be at least 1, got {budget}")
+    database = open_database(database_at)
+    notes: list = []
+    target = resolve_target(config.target, isolate=config.isolate, timeout=config.timeout, notes=notes)
+    try:
+        profile = spec.parse_profile(config.profile or target.default_profile).name
+        if not spec.ops(profile):
+            raise RunError(f"no TopK operator exists at {profile} (the earliest is TOP_K, at DirectML feature "
+                           f"level 2_0)")
+        result = RunResult(target=target.name, version=target.version(), profile=profile,
+                           settings_profile=config.settings_profile, seed=config.seed, max_examples=budget,
+                           notes=notes, strict_doc=config.strict_doc)
+        groups = plan_groups(target, profile, strict_doc=config.strict_doc)
+        if config.groups is not None:
+            groups = {g: v for g, v in groups.items() if g in config.groups}
+        progress = Progress(config.progress, budget, label=target.name)
+        start = time.perf_counter()
+        result.budgets = split_budget(budget, groups)
+        with _CtrlC() as ctrl_c:
+            try:
+                for group, examples in result.budgets.items():
+                    _run_group(target, result, group, *groups[group], _group_settings(config, values, database,
+                               examples, f"{target.name}|{profile}|{group}"), config.seed, progress,
+                               strict_doc=config.strict_doc, ctrl_c=ctrl_c)
+                    if ctrl_c.pressed:  # an interrupt something swallowed: stop all the same
+                        raise KeyboardInterrupt
+                    progress.update(result, group, force=True)
+            except KeyboardInterrupt:  # Ctrl-C: stop, keep what was found, report it
+                result.interrupted = True
+        result.seconds = time.perf_counter() - start
+    finally:
+        target.close()
+    if config.report_dir:
+        from topkspec.report import write_reports
+        write_reports(result, config.report_dir, target_spec=config.target, timeout=config.timeout)
+    return result
+
+
+def group_test(target, result, group, strategy, body, *, progress=None, strict_doc=False):
+    """(test, ctx): a Hypothesis test (not yet given settings) checking `group` against the
+    target; after it fails, ctx.last holds the shrunk failure."""
+    ctx = GroupContext(target, result, group, strict_doc=strict_doc)
+
+    def example(data):
+        ctx.calls, ctx.outputs = [], []
+        if ctx.stopped():
+            return  # enough crashing/hanging replays: keep the smallest one seen
+        result.examples[group] += 1
+        if progress is not None:
+            progress.update(result, group)
+        start = time.perf_counter()
+        try:
+            if body(ctx, data):
+                result.judged[group] += 1
+        except Violation as violation:
+            result.judged[group] += 1
+            draw = data if group == "invalid" else None
+            case = draw.case if draw is not None else ctx.judged(data[0])
+            if case is None:  # a descriptor the target judged as written
+                case = case_of(draw)
+            x = ctx.calls[0][1] if ctx.calls else (None if draw is not None else data[1])
+            ctx.last = Failure(target=target.name, group=group, violation=violation, case=case, x=x,
+                               calls=list(ctx.calls), outputs=list(ctx.outputs), draw=draw)
+            raise
+        finally:
+            result.timing["body_s"] += time.perf_counter() - start
+
+    return given(strategy)(example), ctx
+
+
+
+
+def _run_group(target, result, group, strategy, body, group_settings, seed, progress, *, strict_doc=False,
+               ctrl_c=None) -> None:
+    """Run one group; with both a seed and a database, first replay the saved failures
+    (Hypothesis's @seed turns the database off for the seeded search)."""
+    passes = [group_settings]
+    if seed is not None and group_settings.database is not None:
+        passes = [settings(group_settings, phases=(Phase.reuse, Phase.shrink)), group_settings]
+    for index, pass_settings in enumerate(passes):
+        test, ctx = group_test(target, result, group, strategy, body, progress=progress, strict_doc=strict_doc)
+        test = settings(pass_settings)(test)
+        if seed is not None and index == len(passes) - 1:
+            test = hypothesis_seed(seed)(test)
+        group_start = time.perf_counter()
+        try:
+            test()
+        except KeyboardInterrupt:
+            if ctx.last is not None:  # found before the interrupt (perhaps not fully shrunk)
+                record_failure(result, ctx.last)
+            raise
+        except Exception as exc:  # the group's shrunk failure (or Hypothesis reporting it flaky)
+            if isinstance(exc, unittest.SkipTest) and index < len(passes) - 1:
+                continue  # nothing saved for this group: on to the seeded search
+            if ctx.last is not None:
+                record_failure(result, ctx.last)
+            elif not (ctrl_c and ctrl_c.pressed):
+                result.errors.append((group, f"{type(exc).__name__}: {exc}"))
+            if ctrl_c and ctrl_c.pressed:  # the interrupt, folded by Hypothesis into its own error
+                raise KeyboardInterrupt from None
+            return
+        finally:
+            result.timing["group_s"] += time.perf_counter() - group_start
