@@ -7,7 +7,7 @@ import platform
 
 import numpy as np
 
-from topkspec import failures
+from topkspec.properties import failures
 from topkspec.report.cite import citations, one_line
 from topkspec.report.compare import array_text, compared_outputs, side_by_side
 from topkspec.report.wording import case_text
