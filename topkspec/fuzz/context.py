@@ -79,6 +79,16 @@ class GroupContext:
         finally:
             self.result.timing["target_s"] += time.perf_counter() - start
 
+    def judged_if_supported(self, case):
+        """The case as the target is judged on it, or None (counted) when it declares the case
+        unsupported."""
+        judged = self.judged(case)
+        reason = self.unsupported(judged)
+        if reason:
+            self.result.unsupported[reason] += 1
+            return None
+        return judged
+
     def raw_run(self, case, x, *, rule="out.valid_accepted"):
         """The target's answer; Rejected propagates; crash and hang raise Violations."""
         self.calls.append((case, x))

@@ -25,10 +25,8 @@ def _result_body(ctx: GroupContext, data) -> None:
     from topkspec.properties import result_checks
 
     case, x = data
-    judged = ctx.judged(case)
-    reason = ctx.unsupported(judged)
-    if reason:
-        ctx.result.unsupported[reason] += 1
+    judged = ctx.judged_if_supported(case)
+    if judged is None:
         return False
     ctx.count("accepts_valid")
     try:
@@ -48,10 +46,8 @@ def _metamorphic_body(checks):
 
     def body(ctx: GroupContext, data) -> None:
         case, x = data
-        judged = ctx.judged(case)
-        reason = ctx.unsupported(judged)
-        if reason:
-            ctx.result.unsupported[reason] += 1
+        judged = ctx.judged_if_supported(case)
+        if judged is None:
             return False
         ctx.result.coverage[(judged.dtype, judged.rank)] += 1
         compared = False  # some check called the target and compared (others may not apply)
@@ -84,9 +80,7 @@ def _invalid_body(ctx: GroupContext, draw) -> None:
         return False
     # A case the target does not implement at all (no kernel for the type) proves nothing
     # when refused: the refusal must come from the rule the draw breaks.
-    reason = ctx.unsupported(ctx.judged(draw.case))
-    if reason:
-        ctx.result.unsupported[reason] += 1
+    if ctx.judged_if_supported(draw.case) is None:
         return False
     fatal = []
 
