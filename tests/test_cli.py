@@ -244,3 +244,23 @@ def test_matrix_says_when_an_adapter_broke(capsys, tmp_path):
     text = (tmp_path / "matrix.md").read_text()
     assert code == 1, f"matrix exit code: expected 1, got {code}\n{text}"
     assert "its adapter broke (no verdict on the runtime)" in text and "no_such_attribute" in text, text
+
+
+def test_every_usage_error_is_one_type_and_a_bug_is_not_called_bad_usage(monkeypatch):
+    from topkspec import cli
+    from topkspec.errors import UsageError
+    from topkspec.fuzz.config import RunError
+    from topkspec.spec.commands import InputError
+    from topkspec.spec.descriptors import DescriptorError
+    from topkspec.spec.profiles import ProfileError
+    from topkspec.targets.registry import TargetError
+
+    for error in (RunError, InputError, DescriptorError, ProfileError, TargetError):
+        assert issubclass(error, UsageError), f"{error.__name__}: expected a UsageError subclass"
+
+    def broken(args):
+        raise ValueError("a fault of the suite")
+
+    monkeypatch.setattr(cli, "cmd_targets", broken)
+    with pytest.raises(ValueError, match="a fault of the suite"):
+        cli.main(["targets"])

@@ -12,11 +12,10 @@ import json
 import os
 import sys
 
+from topkspec.errors import UsageError
 from topkspec.fuzz.isolation import DEFAULT_TIMEOUT
 
 
-class UsageError(ValueError):
-    """A bad option value the parser could not catch itself."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -200,7 +199,7 @@ def main(argv=None) -> int:
             parser.print_help()
             return 2
         return commands[args.command](args)
-    except ValueError as exc:  # bad usage: unknown target or profile, bad option or input
+    except UsageError as exc:  # bad usage: unknown target or profile, bad option or input
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         print(f"topkspec: error: {message}", file=sys.stderr)
         return 2

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from hypothesis import settings
 
+from topkspec.errors import UsageError
 from topkspec.fuzz.isolation import DEFAULT_TIMEOUT
 
 DEFAULT_DATABASE = os.path.join(".topkspec", "examples")
@@ -38,7 +39,7 @@ MAX_CRASH_REPLAYS = 12
 MAX_HANG_REPLAYS = 2
 
 
-class RunError(ValueError):
+class RunError(UsageError):
     """A run that cannot start: bad profile, bad database, unavailable target."""
 
 

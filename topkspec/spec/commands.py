@@ -9,13 +9,14 @@ from __future__ import annotations
 import json
 import sys
 
+from topkspec.errors import UsageError
 from topkspec.spec.descriptors import DescriptorError
 from topkspec.spec.export import export
 from topkspec.spec.profiles import ProfileError, parse_profile
 from topkspec.spec.validate import validate
 
 
-class InputError(ValueError):
+class InputError(UsageError):
     """Input the validate command cannot read."""
 
 

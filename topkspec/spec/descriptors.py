@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import copy
 
+from topkspec.errors import UsageError
 from topkspec.spec import dtypes
 from topkspec.spec.case import Case
 from topkspec.spec.profiles import Profile, ProfileError, dml_profile, onnx_profile, parse_profile
 from topkspec.spec.tables import DML_AXIS_DIRECTIONS, DML_DATA_TYPES, DML_OPERATOR_TYPES
 
 
-class DescriptorError(ValueError):
+class DescriptorError(UsageError):
     """Input that is not a TopK descriptor at all (so no rule can be checked)."""
 
 

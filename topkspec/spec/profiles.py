@@ -9,10 +9,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from topkspec.errors import UsageError
 from topkspec.spec.tables import DML_FEATURE_LEVELS, ONNX_VERSIONS
 
 
-class ProfileError(ValueError):
+class ProfileError(UsageError):
     """A profile string that names no spec version."""
 
 

@@ -19,12 +19,13 @@ import sys
 from importlib import metadata
 from typing import Callable
 
+from topkspec.errors import UsageError
 from topkspec.targets.base import CallableTarget, Target
 
 ENTRY_POINT_GROUP = "topkspec.targets"
 
 
-class TargetError(ValueError):
+class TargetError(UsageError):
     """A target name or import string that resolves to no target."""
 
 

@@ -20,6 +20,7 @@ import os
 import re
 import sys
 
+from topkspec.errors import UsageError
 from topkspec.targets.directml import protocol
 
 UINT_MAX = 2**32 - 1
@@ -207,13 +208,13 @@ def compare(versions=None, stream=None) -> dict:
         saved = os.environ.get("TOPKSPEC_DIRECTML_DLL")
         if version is not None:
             if version not in installed_dlls():
-                raise ValueError(f"DirectML {version} is not installed: run `topkspec directml setup --version {version}`")
+                raise UsageError(f"DirectML {version} is not installed: run `topkspec directml setup --version {version}`")
             os.environ["TOPKSPEC_DIRECTML_DLL"] = version
         target = DirectMLTarget()
         try:
             ok, why = target.available()
             if not ok:
-                raise ValueError(f"the directml target is not available: {why}")
+                raise UsageError(f"the directml target is not available: {why}")
             stack = target.report_stack()
             name = stack["directml"]
             level = target.feature_level
@@ -333,7 +334,7 @@ def rewrite_readme(path: str, stream=None) -> int:
         text = handle.read()
     blocks = list(README_BLOCK.finditer(text))
     if not blocks:
-        raise ValueError(f"{path} has no <!-- directml-compare --> block")
+        raise UsageError(f"{path} has no <!-- directml-compare --> block")
     out, at = [], 0
     for block in blocks:
         versions = block.group(2).split(",") if block.group(2) else None
