@@ -153,7 +153,8 @@ def plan_groups(target: Target, profile: str, *, strict_doc: bool = False) -> di
     from hypothesis import strategies as st
 
     from topkspec.strategies import breakable_rules, case_and_input, invalid_descriptors
-    from topkspec.strategies.invalid import IMPOSSIBLE_RULES, carries_cases
+    from topkspec.spec.rules import IMPOSSIBLE_RULES
+    from topkspec.strategies.invalid import carries_cases
     from topkspec import spec
 
     strict = dict(strict_doc=strict_doc)

@@ -17,6 +17,11 @@ from dataclasses import dataclass, field
 from topkspec.spec.citations import BUFFER, K1, LEVELS, ONNX, TOPK, section_title
 from topkspec.spec.tables import DOCUMENTS
 
+# Rules whose breakage leaves nothing any TopK can compute (K or the axis out of range): every
+# implementation that validates at all must refuse them, whatever tables it follows.
+IMPOSSIBLE_RULES = frozenset({"dml.k.positive", "dml.k.max", "dml.axis.range",
+                              "onnx.k.positive", "onnx.k.max", "onnx.axis.range"})
+
 DOCUMENTED = "documented"
 INTERPRETATION = "interpretation"
 UNSPECIFIED = "unspecified"

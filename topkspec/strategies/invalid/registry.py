@@ -18,11 +18,9 @@ from hypothesis import event, strategies as st
 
 from topkspec import spec
 from topkspec.spec import Case
+from topkspec.spec.rules import IMPOSSIBLE_RULES
 from topkspec.strategies.cases import case_drawer
 
-# Rules whose breakage leaves nothing to compute.
-IMPOSSIBLE_RULES = frozenset({"dml.k.positive", "dml.k.max", "dml.axis.range",
-                              "onnx.k.positive", "onnx.k.max", "onnx.axis.range"})
 
 # rule id -> (profile -> strategy of InvalidDraw, or None where the profile cannot break it)
 BREAKERS: dict = {}
