@@ -13,7 +13,7 @@ from topkspec.fuzz.isolation import IsolatedTarget, TargetCrashed, TargetHung, d
 from topkspec.spec.reference import reference_topk
 from topkspec.fuzz import RunConfig, run_fuzz
 from topkspec.spec import Case
-from topkspec.targets.base import Rejected
+from topkspec.targets.base import Rejected, Target
 
 HERE = os.path.abspath(__file__)
 CASE = Case("dml:5.0", "TOP_K1", "float32", (4,), 0, 1)
@@ -67,6 +67,17 @@ def interrupts_itself(x, *, axis, k, largest=True):
     os.kill(os.getpid(), signal.SIGINT)  # as a Ctrl-C in the terminal reaches every process
     time.sleep(0.2)
     return reference_topk(x, axis=axis, k=k, largest=largest)
+
+
+class AsksPerType(Target):
+    """supports() answers with how often it was asked, and depends on the value type only."""
+    name = "asks-per-type"
+    support_fields = ("dtype",)
+    asked = 0
+
+    def supports(self, case):
+        AsksPerType.asked += 1
+        return f"asked {AsksPerType.asked} time(s)"
 
 
 def _target(name, timeout=5.0):
@@ -200,3 +211,15 @@ def test_a_callable_object_that_cannot_reach_a_worker_runs_here_and_says_so():
     result = run_fuzz(RunConfig(target=target, max_examples=10, seed=0, settings_profile="ci", groups=("valid",)))
     assert result.ok, result.failures
     assert any("not isolated" in note for note in result.notes), f"notes: {result.notes}"
+
+
+def test_a_worker_is_asked_supports_once_per_value_of_the_targets_support_fields():
+    target = _target("AsksPerType")
+    try:
+        first = target.supports(CASE)
+        again = target.supports(CASE.with_(shape=(9,), k=3))
+        other = target.supports(CASE.with_(dtype="int32"))
+    finally:
+        target.close()
+    assert (first, again) == ("asked 1 time(s)", "asked 1 time(s)"), f"same type: expected one question, got {first!r}, {again!r}"
+    assert other == "asked 2 time(s)", f"another type: expected a second question, got {other!r}"

@@ -58,7 +58,7 @@ def _build(spec):
 def _info(target) -> dict:
     return {"name": target.name, "version": target.version(), "validates": target.validates,
             "validates_tables": target.validates_tables, "index_dtype": target.index_dtype,
-            "default_profile": target.default_profile}
+            "default_profile": target.default_profile, "support_fields": target.support_fields}
 
 
 def _worker_main(conn, spec) -> None:
@@ -136,6 +136,7 @@ class IsolatedTarget(Target):
         self._process = None
         self._conn = None
         self._info = None
+        self._support_answers = {}  # supports() by the target's support_fields
         self._start()
 
     # -- the worker's lifetime --------------------------------------------------------------
@@ -249,7 +250,13 @@ class IsolatedTarget(Target):
         return self._info["version"]
 
     def supports(self, case):
-        return self._call("supports", case)
+        fields = self._info["support_fields"]
+        if fields is None:
+            return self._call("supports", case)
+        key = tuple(getattr(case, name) for name in fields)
+        if key not in self._support_answers:
+            self._support_answers[key] = self._call("supports", case)
+        return self._support_answers[key]
 
     def run(self, case, x):
         return self._call("run", case, x)

@@ -61,6 +61,11 @@ class Target:
     #: and the runner judges it on `case.with_(index_dtype="int64")`.
     index_dtype: str | None = None
 
+    #: The Case fields `supports()` depends on, or None when it may depend on anything. A
+    #: target in a worker process is then asked once per distinct value of these fields, which
+    #: saves a round trip per example.
+    support_fields: tuple | None = None
+
     def version(self) -> str:
         """The runtime's version string."""
         return "unknown"

@@ -148,6 +148,9 @@ class OnnxRuntimeTarget(Target):
                                      f"(3 elements, K=1): {type(cause).__name__}: {_first_line(cause)}")
         return self._probes[key]
 
+    # supports() looks at the opset (from the profile), the operator and the value type only
+    support_fields = ("profile", "op", "dtype")
+
     def supports(self, case):
         """Decided by probing, not by error texts: a case whose (opset, value type) the spec
         allows is supported when the tiny probe of that signature runs. A value type outside
