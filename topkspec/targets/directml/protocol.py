@@ -168,16 +168,11 @@ def calc_buffer_tensor_size(data_type: int, sizes, strides=None) -> int:
     """What DMLCalcBufferTensorSize computes: bytes up to the last element addressed by the
     sizes and strides (packed when there are none), rounded up to 4. Types DirectML does not
     know count 4 bytes an element."""
-    element = ELEMENT_SIZES.get(data_type, 4)
+    from topkspec.spec.checks import implied_size_bytes
+
     if any(s == 0 for s in sizes):
         return 0
-    if strides is None:
-        count = 1
-        for s in sizes:
-            count *= s
-    else:
-        count = 1 + sum((s - 1) * t for s, t in zip(sizes, strides))
-    return (count * element + 3) // 4 * 4
+    return implied_size_bytes(sizes, strides, ELEMENT_SIZES.get(data_type, 4), 4)
 
 
 def _tensor(tensor, name: str) -> tuple:
