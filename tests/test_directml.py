@@ -19,7 +19,7 @@ from topkspec.fuzz import RunConfig, run_fuzz
 from topkspec.spec import Case, tables
 from topkspec.targets import directml as directml_hooks
 from topkspec.targets.base import Rejected
-from topkspec.targets.directml import compare, protocol
+from topkspec.targets.directml import compare, protocol, repro_writer
 from topkspec.targets.directml.observations import load as load_observations
 from topkspec.targets.directml.target import DirectMLTarget
 from topkspec.targets.listing import describe_target
@@ -66,7 +66,8 @@ def test_the_device_and_the_stack_are_named(dml):
     assert stack["directml"] and stack["adapter"] and stack["feature_level"], stack
     if dml.stack.under_wine:
         assert "vkd3d" in version and "Mesa" in version and stack["wine"] and stack["mesa"], version
-        assert "translation layers" in directml_hooks.report_markdown(stack)
+        details = repro_writer.stack(dml, Case(level(dml), "TOP_K1", "float32", (4,), 0, 2)).details
+        assert any("translation layers" in line for line in details), details
     row = describe_target(dml)
     assert row["available"] and row["default_profile"] == level(dml)
     assert "float32" in row["support"]["dml:5.0"]["supported"], row["support"]
@@ -295,28 +296,29 @@ def test_crash_and_hang_by_hand_then_a_fresh_worker(dml):
 
 # -- reports --------------------------------------------------------------------------------------
 
-def run_repro(folder):
-    return subprocess.run([sys.executable, "repro_directml.py"], cwd=folder, capture_output=True, text=True,
-                          timeout=300)
+def repro_of(tmp_path, dml, case, x, *, name, rule="out.exact", failure_class=failures.WRONG_RESULT, outputs=None):
+    """The report package's repro.py for a recorded finding of the directml target, run."""
+    from topkspec.fuzz import Failure, RunResult
+    from topkspec.properties.failures import Violation
+    from topkspec.report import write_report
+
+    violation = Violation(rule, f"{rule}: recorded", failure_class=failure_class, expected="e", actual="a")
+    failure = Failure(target=dml.name, group="valid", violation=violation, case=case, x=x, calls=[(case, x)],
+                      outputs=[outputs])
+    result = RunResult(target=dml.name, version=dml.version(), profile=case.profile, settings_profile="ci",
+                       seed=0, max_examples=1)
+    folder = write_report(failure, result, str(tmp_path / name), target_spec=dml)
+    return subprocess.run([sys.executable, "repro.py"], cwd=folder, capture_output=True, text=True, timeout=300)
 
 
-def test_the_repro_replays_through_the_worker(dml, tmp_path):
+def test_the_repro_replays_through_the_worker_and_passes_where_directml_is_right(dml, tmp_path):
     case = Case(level(dml), "TOP_K1", "float32", (1, 1, 3, 4), 3, 2)
     x = np.array(tables.DML_WORKED_EXAMPLES[0]["input"], np.float32)
-    directml_hooks.write_repro(tmp_path / "holds", case, x, relation="result", target=dml)
-    out = run_repro(tmp_path / "holds")
-    assert out.returncode == 0 and "not reproduced" in out.stdout, out.stdout + out.stderr
-    wrong = (np.zeros((1, 1, 3, 2), np.float32), np.zeros((1, 1, 3, 2), np.uint32))
-    directml_hooks.write_repro(tmp_path / "wrong", case, x, relation="result", expected=wrong, target=dml)
-    out = run_repro(tmp_path / "wrong")
-    assert out.returncode == 1 and "reproduced: at [0, 0, 0, 0]" in out.stdout, out.stdout + out.stderr
-    flags = json.loads(json.dumps(spec.descriptor(case)))
-    flags["Desc"]["OutputValueTensor"]["Flags"] = 1
-    directml_hooks.write_repro(tmp_path / "flags", descriptor=flags, relation="accept", target=dml)
-    out = run_repro(tmp_path / "flags")
-    assert out.returncode == 1 and "refuses a valid descriptor: E_INVALIDARG" in out.stdout, out.stdout + out.stderr
-    directml_hooks.write_repro(tmp_path / "k", case.with_(k=5), x, relation="reject", rules=["dml.k.max"], target=dml)
-    assert run_repro(tmp_path / "k").returncode == 0
+    out = repro_of(tmp_path, dml, case, x, name="holds")
+    assert out.returncode == 0, f"DirectML is exact here: expected exit 0, got {out.returncode}\n{out.stdout}{out.stderr}"
+    out = repro_of(tmp_path, dml, case.with_(k=5), x, name="k", rule="dml.k.max",
+                   failure_class=failures.ACCEPTS_INVALID, outputs=(x[..., :2], np.zeros((1, 1, 3, 2), np.uint32)))
+    assert out.returncode == 0, f"DirectML refuses K above the axis: expected exit 0, got {out.returncode}\n{out.stdout}{out.stderr}"
 
 
 def test_setup_again_finds_everything_in_place(dml):

@@ -2,7 +2,6 @@
 the frames, the worker process handling (against a stand-in worker written in Python), the
 cache and what is missing, the runner's hooks for targets that take descriptors as written,
 the comparison's classes, the observations, and the standalone repro's checks."""
-import importlib.util
 import json
 import os
 import re
@@ -458,34 +457,3 @@ def test_the_rules_carry_the_recorded_observations():
     exported = {r["id"]: r for r in spec.export()["rules"]}
     assert exported["dml.k.max"]["observations"] == k_max.observations
     assert exported["dml.axis.range"]["observations"] == []
-
-
-# -- the standalone repro's checks ---------------------------------------------------------
-
-def load_repro_program():
-    loaded = importlib.util.spec_from_file_location("repro_program_under_test", PACKAGE / "repro_program.py")
-    module = importlib.util.module_from_spec(loaded)
-    loaded.loader.exec_module(module)
-    return module
-
-
-def test_the_repro_program_needs_no_topkspec():
-    text = (PACKAGE / "repro_program.py").read_text()
-    assert "topkspec" not in "\n".join(l for l in text.splitlines() if l.startswith(("import", "from")))
-
-
-def test_the_repro_program_checks_nan_and_relations():
-    program = load_repro_program()
-    call = {"axis": 0, "k": 1, "largest": True}
-    x = np.array([1.0, 1.000244140625, 1.0, np.nan, 1.0], np.float32)
-    assert "expected the top non-NaN values [1.000244140625]" in program.nan_problems(
-        call, x, np.array([1.0], np.float32), np.array([4], np.uint32))
-    assert program.nan_problems(call, x, np.array([1.000244140625], np.float32), np.array([1], np.uint32)) is None
-    assert program.nan_problems(call, x, np.array([np.nan], np.float32), np.array([3], np.uint32)) is None
-    big = (np.array([4.0, 3.0, 1.0], np.float32), np.array([2, 0, 1], np.uint32))
-    small = (np.array([4.0, 3.0], np.float32), np.array([2, 0], np.uint32))
-    calls = [{"axis": 0, "k": 3}, {"axis": 0, "k": 2}]
-    assert program.check("prefix", calls, {}, [big, small], None) is None
-    wrong = (np.array([4.0, 1.0], np.float32), np.array([2, 1], np.uint32))
-    assert "is not the first 2" in program.check("prefix", calls, {}, [big, wrong], None)
-    assert program.same(big, big) and not program.same(small, wrong)

@@ -8,24 +8,13 @@
     install.py         `topkspec directml setup`
     compare.py         `topkspec directml compare`: where the documents and DirectML differ
     observations.json  what DirectML was observed to do where they differ (read by the spec's rules)
-    reporting.py       report hooks; repro_program.py is the standalone repro it writes
+    repro_writer.py    the stack and repro.py of its bug reports (repro.tmpl: numpy and the worker)
 
-Hooks for bug reports (lazy: importing this package loads nothing else):
-    report_stack(target=None) -> dict, report_markdown(stack) -> str,
-    write_repro(folder, case=None, x=None, *, relation="result", calls=None, descriptor=None, ...)
+`report_stack(target=None) -> dict` names the stack for reports of other tools (lazy: importing
+this package loads nothing else).
 """
 
 
 def report_stack(target=None) -> dict:
-    from topkspec.targets.directml.reporting import report_stack as run
+    from topkspec.targets.directml.repro_writer import report_stack as run
     return run(target)
-
-
-def report_markdown(stack: dict) -> str:
-    from topkspec.targets.directml.reporting import report_markdown as run
-    return run(stack)
-
-
-def write_repro(folder, case=None, x=None, **options) -> list:
-    from topkspec.targets.directml.reporting import write_repro as run
-    return run(folder, case, x, **options)

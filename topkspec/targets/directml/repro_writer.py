@@ -13,6 +13,9 @@ import json
 from pathlib import Path
 
 TEMPLATE = Path(__file__).resolve().parent / "repro.tmpl"
+# Environment variables the worker needs beyond the user's own (under Wine).
+WORKER_ENV = ("WINEPREFIX", "WINEDEBUG", "WINEDLLOVERRIDES", "VKD3D_CONFIG", "WINEARCH", "VK_ICD_FILENAMES",
+              "LD_LIBRARY_PATH")
 TARGET_CLASS = "topkspec.targets.directml.target.DirectMLTarget"
 WINE_CAUTION = ("Run under Wine: DirectML's own validation and shaders, executed through Wine's d3d12 (vkd3d), "
                 "Vulkan and Mesa's lavapipe on the CPU. A wrong result, a crash or a hang may come from those "
@@ -27,13 +30,12 @@ def _target(target):
 
 def fill(target, case, _spec=None) -> dict:
     from topkspec.targets.directml.client import Display, worker_command, worker_environment
-    from topkspec.targets.directml.reporting import _WORKER_ENV
 
     target = _target(target)
     lowered = target.lowered(case)
     stack = target.stack
     worker = {"command": worker_command(stack, target.adapter),
-              "env": {k: v for k, v in worker_environment(stack).items() if k in _WORKER_ENV},
+              "env": {k: v for k, v in worker_environment(stack).items() if k in WORKER_ENV},
               "display": stack.under_wine, "display_record": str(Display.record_path())}
     widen = case.family != "dml"
     largest = lowered.largest if lowered.op == "TOP_K1" else True
@@ -42,6 +44,22 @@ def fill(target, case, _spec=None) -> dict:
             "direction_name": "DECREASING" if largest else "INCREASING", "index_type": lowered.index_dtype,
             "widen": ".astype(np.int64)" if widen else "",
             "widen_note": " widened to int64 (the ONNX case's lowering)" if widen else ""}
+
+
+def report_stack(target=None) -> dict:
+    """The stack a finding ran on: DirectML version and FileVersion, the adapter and feature
+    level, and under Wine the Wine, vkd3d and Mesa versions (`summary` is one line of it)."""
+    if target is not None:
+        return target.report_stack()
+    from topkspec.targets.directml.target import DirectMLTarget
+
+    made = DirectMLTarget()
+    try:
+        if made.available()[0]:
+            return made.report_stack()
+        return {**made.stack.to_dict(), "summary": made.version()}
+    finally:
+        made.close()
 
 
 def stack(target, case, _spec=None):
