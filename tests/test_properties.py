@@ -44,7 +44,8 @@ def test_reference_holds_every_property(profile, allow_nan):
     def check(drawn):
         case, x = drawn
         values, indices = run(case, x)
-        check_result(case, x, values, indices)
+        for result_check in result_checks(case, x):  # one by one: check_result trusts this test
+            result_check(case, x, values, indices)
         for prop in CATALOGUE:
             if prop.kind == METAMORPHIC:
                 prop.check(case, x, run)
@@ -104,6 +105,28 @@ def test_result_checks_depend_on_nan_and_sorted():
     assert names(result_checks(case, np.zeros(3, np.float32)))[-1] == "check_exact"
     assert names(result_checks(case, np.array([np.nan, 0, 1], np.float32)))[-1] == "check_nan_policy_free"
     assert names(result_checks(case.with_(sorted=False), np.zeros(3, np.float32)))[-1] == "check_unsorted_set"
+
+
+def test_a_copy_of_the_reference_passes_at_once_and_anything_else_goes_through_the_checks():
+    from topkspec.properties.result import matches_reference
+
+    x = np.array([[3.0, -0.0, 0.0, 7.0, 3.0]], dtype=np.float32)
+    case = Case("onnx:24", "TopK", "float32", (1, 5), 1, 3, index_dtype="int64")
+    values, indices = bugs.CORRECT(x, axis=1, k=3)
+    assert matches_reference(case, x, values, indices)
+    # sorted=0: the same (value, index) pairs in another order are still the reference's
+    unsorted = case.with_(sorted=False)
+    assert matches_reference(unsorted, x, values[:, ::-1], indices[:, ::-1])
+    assert not matches_reference(case, x, values[:, ::-1], indices[:, ::-1]), "order ignored when sorted"
+    # a signed zero for an unsigned one differs in bits: not a copy, so the checks run and name it
+    zero_case = case.with_(k=5, largest=False)
+    values, indices = bugs.CORRECT(x, axis=1, k=5, largest=False)
+    flipped = values.copy()
+    flipped[0, 0], flipped[0, 1] = flipped[0, 1], flipped[0, 0]  # -0.0 and 0.0 swapped, indices kept
+    assert not matches_reference(zero_case, x, flipped, indices)
+    with pytest.raises(Violation) as info:
+        check_result(zero_case, x, flipped, indices)
+    assert info.value.rules[0] == "out.values.gather", info.value.rules
 
 
 def test_result_violations_lists_every_failing_check_most_specific_first():
