@@ -99,11 +99,42 @@ def test_invalid_cases_the_target_does_not_implement_are_not_run():
         calls.append(str(x.dtype))
         return reference_topk(x, axis=axis, k=max(k, 0), largest=largest)
 
-    result = run_fuzz(RunConfig(target=Float32Only(accepts_anything, name="float32-only"), max_examples=150,
+    result = run_fuzz(RunConfig(target=Float32Only(accepts_anything, name="float32-only"), max_examples=400,
                                 seed=1, settings_profile="ci", groups=("invalid",), profile="onnx:24", shrink=False))
     assert result.unsupported["no kernel but for float32"] > 0, f"unsupported: {dict(result.unsupported)}"
     assert set(calls) <= {"float32"}, f"cases the target declared unsupported were run: {set(calls)}"
     assert not result.ok, "k = 0 and K above the size, accepted for other types, must be found"
+
+
+def test_metamorphic_examples_ask_each_call_once_and_deterministic_ones_repeat_it():
+    import numpy as np
+
+    from topkspec.fuzz.context import GroupContext
+    from topkspec.fuzz.groups import plan_groups
+    from topkspec.fuzz.results import RunResult
+    from topkspec.spec import Case
+    from topkspec.spec.reference import reference_topk
+    from topkspec.targets.base import CallableTarget
+
+    calls = []
+
+    def counting(x, *, axis, k, largest):
+        calls.append((x.tobytes(), x.shape, axis, k, largest))
+        return reference_topk(x, axis=axis, k=k, largest=largest)
+
+    target = CallableTarget(counting, name="counting")
+    groups = plan_groups(target, "onnx:24")
+    case = Case("onnx:24", "TopK", "float32", (2, 3), 1, 1, index_dtype="int64")
+    x = np.array([[1, 2, 2], [0, -1, 5]], dtype=np.float32)
+    for group, wanted in (("metamorphic", "K=3 and K=1 as drawn, then the axis moved: 3 calls"),
+                          ("deterministic", "the same call twice")):
+        calls.clear()
+        result = RunResult(target="counting", version="", profile="onnx:24", settings_profile="ci", seed=0,
+                           max_examples=1, notes=[], strict_doc=False)
+        assert groups[group][1](GroupContext(target, result, group), (case, x)), f"{group}: nothing compared"
+        distinct = len(set(calls))
+        assert (len(calls), distinct) == ((3, 3) if group == "metamorphic" else (2, 1)), (
+            f"{group}: {len(calls)} calls, {distinct} distinct; expected {wanted}")
 
 
 def test_an_unknown_settings_profile_is_a_run_error():
