@@ -147,7 +147,7 @@ def test_the_repro_sets_the_session_options_the_adapter_sets(provider):
     for line in ort_session_lines(provider):
         exec(line, {"options": written, "ort": ort})
     adapter = session_options(provider)
-    for name in ("log_severity_level", "enable_mem_pattern", "execution_mode"):
+    for name in ("log_severity_level", "enable_cpu_mem_arena", "enable_mem_pattern", "execution_mode"):
         assert getattr(written, name) == getattr(adapter, name), \
             f"{provider} {name}: adapter {getattr(adapter, name)}, repro {getattr(written, name)}"
     fallback = "session.disable_cpu_ep_fallback"

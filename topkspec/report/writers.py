@@ -148,7 +148,7 @@ def _onnx_fill(target, case, _spec) -> dict:
 
 def ort_session_lines(provider: str) -> list[str]:
     """The SessionOptions settings of topkspec.targets.ort.session_options, as code."""
-    lines = ["options.log_severity_level = 4"]
+    lines = ["options.log_severity_level = 4", "options.enable_cpu_mem_arena = False"]
     if provider == "DmlExecutionProvider":
         lines += ["options.enable_mem_pattern = False",
                   "options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL"]
