@@ -178,7 +178,7 @@ def test_matrix_and_bench_show_progress(capsys, tmp_path):
           "--report-dir", str(tmp_path / "r")])
     err = capsys.readouterr().err
     assert "matrix target 1 of 1: reference" in err and "examples/s" in err, f"matrix progress: {err!r}"
-    main(["bench", "--targets", "reference", "--max-examples", "10", "--seed", "0"])
+    main(["bench", "--targets", "reference", "--max-examples", "10", "--seed", "0", "--repeat", "1"])
     err = capsys.readouterr().err
     assert "bench target 1 of 1: reference" in err and "examples/s" in err, f"bench progress: {err!r}"
 
@@ -202,7 +202,7 @@ def test_matrix_marks_holds_and_broken_and_links_reports(capsys, tmp_path):
 
 
 def test_bench_prints_json_lines_with_the_floor(capsys):
-    assert main(["bench", "--targets", "reference", "--max-examples", "30", "--seed", "0"]) == 0
+    assert main(["bench", "--targets", "reference", "--max-examples", "30", "--seed", "0", "--repeat", "2"]) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [line["target"] for line in lines if "target" in line] == ["hypothesis-floor", "reference"], (
         f"bench lines: {lines}")

@@ -116,6 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--targets", default="reference,onnxruntime", help="comma-separated targets")
     bench.add_argument("--max-examples", type=_positive, default=300, help="examples per target")
     bench.add_argument("--seed", type=int, default=0)
+    bench.add_argument("--repeat", type=_positive, default=3,
+                       help="runs of the floor and of each target; the fastest counts (default 3)")
     bench.add_argument("--quiet", action="store_true", help="no progress lines")
 
     from topkspec.targets.directml.commands import add_parser as add_directml_parser
@@ -175,7 +177,7 @@ def cmd_bench(args) -> int:
 
     names = [name.strip() for name in args.targets.split(",") if name.strip()]
     check_target_names(names)
-    for line in run_bench(names, max_examples=args.max_examples, seed=args.seed,
+    for line in run_bench(names, max_examples=args.max_examples, seed=args.seed, repeat=args.repeat,
                           progress=None if args.quiet else sys.stderr):
         print(json.dumps(line), flush=True)
     return 0

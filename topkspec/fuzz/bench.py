@@ -2,7 +2,7 @@
 generation, the target and the checks, beside Hypothesis's own floor measured in the same
 process; then how often each adversarial pattern occurs in the examples each group draws.
 
-    topkspec bench --targets reference,onnxruntime --max-examples 300 --seed 0
+    topkspec bench --targets reference,onnxruntime --max-examples 300 --seed 0 --repeat 3
 
 prints JSON lines: the floor, one line per target, then one coverage line per property group
 and spec profile of the targets. `python -m topkspec.fuzz.bench --profile onnx:24` prints the
@@ -20,44 +20,57 @@ from hypothesis import seed as hypothesis_seed
 COVERAGE_GROUPS = {"valid": False, "nan": True, "metamorphic": True, "deterministic": True}
 
 
-def hypothesis_floor(max_examples: int, seed: int = 0, repeat: int = 3) -> dict:
-    """Examples per second of a @given over two integers that does nothing: the best of
-    `repeat` runs (a run on a busy machine is only ever slower)."""
-    best = None
-    for _ in range(repeat):
-        calls = []
+def _floor_once(max_examples: int, seed: int) -> tuple[int, float]:
+    """(examples, seconds) of a @given over two integers that does nothing."""
+    calls = []
 
-        @hypothesis_seed(seed)
-        @settings(max_examples=max_examples, database=None, deadline=None,
-                  suppress_health_check=list(HealthCheck))
-        @given(st.integers(), st.integers())
-        def nothing(a, b):
-            calls.append(None)
+    @hypothesis_seed(seed)
+    @settings(max_examples=max_examples, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.integers(), st.integers())
+    def nothing(a, b):
+        calls.append(None)
 
-        start = time.perf_counter()
-        nothing()
-        seconds = time.perf_counter() - start
-        if best is None or seconds < best[1]:
-            best = (len(calls), seconds)
-    count, seconds = best
+    start = time.perf_counter()
+    nothing()
+    return len(calls), time.perf_counter() - start
+
+
+def _floor_line(samples) -> dict:
+    count, seconds = min(samples, key=lambda sample: sample[1])
     return {"target": "hypothesis-floor", "examples": count, "seconds": round(seconds, 4),
             "examples_per_s": round(count / seconds, 1)}
 
 
-def bench_target(name: str, *, max_examples: int, seed: int = 0, isolate=None, progress=None) -> dict:
-    """One fuzz run (ci settings, no shrinking, no reports) timed: generation is what
-    Hypothesis spends outside the example bodies (drawing and bookkeeping)."""
+def hypothesis_floor(max_examples: int, seed: int = 0, repeat: int = 3) -> dict:
+    """Examples per second of a @given over two integers that does nothing: the best of
+    `repeat` runs (a run on a busy machine is only ever slower)."""
+    return _floor_line([_floor_once(max_examples, seed) for _ in range(repeat)])
+
+
+def _target_once(name: str, max_examples: int, seed: int, isolate, progress):
     from topkspec.fuzz.config import RunConfig
     from topkspec.fuzz.run import run_fuzz
 
-    result = run_fuzz(RunConfig(target=name, max_examples=max_examples, seed=seed, settings_profile="ci",
-                                isolate=isolate, shrink=False, progress=progress))
+    return run_fuzz(RunConfig(target=name, max_examples=max_examples, seed=seed, settings_profile="ci",
+                              isolate=isolate, shrink=False, progress=progress))
+
+
+def _target_line(name: str, runs) -> dict:
+    result = min(runs, key=lambda run: run.seconds)
     timing = result.timing
     return {"target": name, "profile": result.profile, "examples": result.total_examples,
             "examples_per_s": round(result.total_examples / result.seconds, 1),
             "generation_s": round(timing["group_s"] - timing["body_s"], 3),
             "target_s": round(timing["target_s"], 3), "checks_s": round(timing["checks_s"], 3),
             "seconds": round(result.seconds, 3), "failures": len(result.failures)}
+
+
+def bench_target(name: str, *, max_examples: int, seed: int = 0, isolate=None, progress=None,
+                 repeat: int = 1) -> dict:
+    """A fuzz run (ci settings, no shrinking, no reports) timed, the fastest of `repeat` (the
+    same seed draws the same examples each time): generation is what Hypothesis spends
+    outside the example bodies (drawing and bookkeeping)."""
+    return _target_line(name, [_target_once(name, max_examples, seed, isolate, progress) for _ in range(repeat)])
 
 
 def draw_examples(strategy, count: int, seed: int = 0) -> list:
@@ -90,19 +103,28 @@ def coverage(profile: str, *, max_examples: int = 300, seed: int = 0, groups=Non
         yield {"coverage": group, "profile": profile, **tally(drawn)}
 
 
-def run_bench(names, *, max_examples: int = 300, seed: int = 0, with_coverage: bool = True, progress=None):
+def run_bench(names, *, max_examples: int = 300, seed: int = 0, repeat: int = 3, with_coverage: bool = True,
+              progress=None):
     """JSON-ready lines: Hypothesis's floor first, then each target (with its rate as a share
-    of the floor's), then the coverage of each spec profile the targets were fuzzed at (progress
-    lines, which target and how far, go to the `progress` stream when given)."""
-    if progress is not None:
-        progress.write("topkspec: bench: Hypothesis's floor\n")
-    floor = hypothesis_floor(max_examples, seed)
-    yield floor
-    profiles = []
+    of the floor's), each the fastest of `repeat` runs (a busy machine only ever slows a run
+    down), then the coverage of each spec profile the targets were fuzzed at (progress lines,
+    which target and how far, go to the `progress` stream when given)."""
+    # The floor is sampled before every target run, so a machine that slows down for a while
+    # slows both alike; each figure is the fastest of its samples.
+    floor_samples = [_floor_once(max_examples, seed)]
+    runs = {}
     for number, name in enumerate(names, 1):
         if progress is not None:
             progress.write(f"topkspec: bench target {number} of {len(names)}: {name}\n")
-        line = bench_target(name, max_examples=max_examples, seed=seed, progress=progress)
+        runs[name] = []
+        for _ in range(repeat):
+            floor_samples.append(_floor_once(max_examples, seed))
+            runs[name].append(_target_once(name, max_examples, seed, None, progress))
+    floor = _floor_line(floor_samples)
+    yield floor
+    profiles = []
+    for name, target_runs in runs.items():
+        line = _target_line(name, target_runs)
         line["of_floor"] = round(line["examples_per_s"] / floor["examples_per_s"], 3)
         if line["profile"] not in profiles:
             profiles.append(line["profile"])
