@@ -229,6 +229,15 @@ class CaseDrawer:
 def case_drawer(profile, *, ops=None, dtypes=None, max_rank=8, max_axis_size=DEFAULT_MAX_AXIS_SIZE,
                 max_total=DEFAULT_MAX_TOTAL, strict_doc=False, ranks=None) -> CaseDrawer:
     """A function of a composite's `draw` giving a valid case (what `valid_cases` draws)."""
+    as_tuple = lambda items: None if items is None else tuple(items)  # noqa: E731
+    return _case_drawer(profile, as_tuple(ops), as_tuple(dtypes), max_rank, max_axis_size, max_total,
+                        strict_doc, as_tuple(ranks))
+
+
+@lru_cache(maxsize=64)
+def _case_drawer(profile, ops, dtypes, max_rank, max_axis_size, max_total, strict_doc, ranks) -> CaseDrawer:
+    # Made once per arguments: a drawer lists every axis size it may draw, and a run plans
+    # its groups (most with the same arguments) once per target.
     plans = plans_for(profile, ops=ops, dtypes=dtypes, ranks=ranks, max_rank=max_rank)
     return CaseDrawer(profile, plans, max_axis_size, max_total, strict_doc)
 
