@@ -1,10 +1,6 @@
 """The shared ONNX model builder and the ONNX Runtime adapter: models check for every
 opset, sessions are cached per signature (per K for a constant K, the DirectML path, run
 here on the CPU provider), and the DirectML session options are what the provider needs."""
-import os
-import subprocess
-import sys
-
 import numpy as np
 import onnx
 import pytest
@@ -73,41 +69,6 @@ def test_cpu_session_options_keep_defaults():
     assert options.enable_mem_pattern is True
     with pytest.raises(Exception):
         options.get_session_config_entry("session.disable_cpu_ep_fallback")
-
-
-_OWN_PROCESS = """
-import os, sys
-import numpy as np
-from topkspec.spec import Case
-from topkspec.spec.reference import reference_topk
-from topkspec.targets.ort import cpu
-
-target = cpu()
-if sys.argv[1] == "own":
-    target.own_process()
-x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)[..., ::-1].copy()
-for axis in range(-3, 3):
-    for largest in (True, False):
-        case = Case("onnx:24", "TopK", "float32", x.shape, axis, 2, largest=largest, index_dtype="int64")
-        values, indices = target.run(case, x)
-        want, _ = reference_topk(x, axis=axis, k=2, largest=largest)
-        assert (values == want).all(), case
-print(target.sessions_built, len(os.listdir("/proc/self/task")))
-"""
-
-
-@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts threads in /proc (Linux)")
-def test_in_a_process_of_its_own_every_session_shares_one_thread_pool():
-    # In a subprocess: a process-wide pool would refuse the per-session pools of this one.
-    counts = {}
-    for mode in ("own", "shared process"):
-        out = subprocess.run([sys.executable, "-c", _OWN_PROCESS, mode], capture_output=True, text=True,
-                             check=True).stdout.split()
-        counts[mode] = tuple(int(n) for n in out)
-    sessions, own_threads = counts["own"]
-    assert sessions == 12 and counts["shared process"][0] == 12, counts
-    assert own_threads < 12 < counts["shared process"][1] or os.cpu_count() == 1, (
-        f"threads with a shared pool vs a pool per session, for {sessions} sessions: {counts}")
 
 
 def random_case(rng, k, size):

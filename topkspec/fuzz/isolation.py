@@ -72,7 +72,6 @@ def _worker_main(conn, spec) -> None:
         pass
     try:
         target = _build(spec)
-        target.own_process()
         conn.send(("ok", _info(target)))
     except Exception as exc:
         conn.send(("error", f"{type(exc).__name__}: {exc}"))

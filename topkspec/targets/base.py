@@ -82,10 +82,6 @@ class Target:
     def run(self, case, x):
         raise NotImplementedError
 
-    def own_process(self) -> None:
-        """Called first in a worker process that runs this target alone: the place for
-        settings that hold for the whole process (ONNX Runtime's shared thread pool)."""
-
     def close(self) -> None:
         """Release sessions and devices."""
 

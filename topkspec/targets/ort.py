@@ -15,14 +15,13 @@ from topkspec.targets.base import Rejected, Target
 from topkspec.targets.onnx_builder import OnnxTopK, build_topk_model, onnx_form
 
 
-def session_options(provider: str, *, shared_threads: bool = False):
+def session_options(provider: str):
     """The SessionOptions a provider needs.
 
     DmlExecutionProvider does not support memory patterns or parallel execution (ONNX
     Runtime's DirectML documentation), so both are off for it. Every provider but the CPU
     one refuses CPU fallback, so a node the provider cannot run fails the session (it is
-    reported unsupported) instead of silently running on the CPU. `shared_threads`: the
-    session runs its kernels on the process's global thread pool (see share_thread_pool).
+    reported unsupported) instead of silently running on the CPU.
     """
     import onnxruntime as ort
 
@@ -32,12 +31,9 @@ def session_options(provider: str, *, shared_threads: bool = False):
     # largest input it saw and never given back, costs memory and time (an allocator choice,
     # not a kernel one: TopK computes the same either way).
     options.enable_cpu_mem_arena = False
-    if shared_threads:
-        options.use_per_session_threads = False
-    else:
-        # A fuzz run builds a session per signature and keeps them all: threads that spin
-        # between runs would take the cores from the run itself. Kernels still run on the pool.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    # Threads that spin between runs would take the cores from the run itself (a process-wide
+    # pool, which Python cannot stop spinning, cost a core). Kernels still run on the pool.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     if provider == "DmlExecutionProvider":
         options.enable_mem_pattern = False
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
@@ -67,19 +63,6 @@ class OnnxRuntimeTarget(Target):
         self._sessions: dict = {}  # key -> InferenceSession or the exception building it raised
         self._probes: dict = {}  # (opset, dtype) -> None (it runs) or why not
         self.sessions_built = 0
-        self.shared_threads = False  # sessions use the process's global thread pool
-
-    def own_process(self) -> None:
-        """In a worker process of its own, every session shares one global thread pool: a
-        fuzz run keeps a session per signature, hundreds of them, and each would otherwise
-        start a pool of its own (a thread per core), which also makes each session slower
-        to build. Only here: a process-wide pool would refuse the sessions other code in a
-        shared process builds with pools of their own."""
-        import onnxruntime as ort
-
-        if not self._sessions:
-            ort.set_global_thread_pool_sizes(0, 0)  # 0: ONNX Runtime's default sizes
-            self.shared_threads = True
 
     def version(self) -> str:
         try:
@@ -128,8 +111,7 @@ class OnnxRuntimeTarget(Target):
         """An InferenceSession for `model` on this target's provider (the runtime's own call)."""
         import onnxruntime as ort
 
-        return ort.InferenceSession(model.SerializeToString(),
-                                    session_options(self.provider, shared_threads=self.shared_threads),
+        return ort.InferenceSession(model.SerializeToString(), session_options(self.provider),
                                     providers=[self.provider])
 
     def _session(self, form: OnnxTopK, k: int):
