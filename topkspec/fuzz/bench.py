@@ -41,21 +41,19 @@ def _floor_line(samples) -> dict:
             "examples_per_s": round(count / seconds, 1)}
 
 
-def hypothesis_floor(max_examples: int, seed: int = 0, repeat: int = 3) -> dict:
-    """Examples per second of a @given over two integers that does nothing: the best of
-    `repeat` runs (a run on a busy machine is only ever slower)."""
-    return _floor_line([_floor_once(max_examples, seed) for _ in range(repeat)])
-
-
-def _target_once(name: str, max_examples: int, seed: int, isolate, progress):
+def _target_once(name: str, max_examples: int, seed: int, progress):
+    """One fuzz run as a user's would go (ci settings, the target isolated as by default), but
+    without shrinking or reports: the search alone is timed."""
     from topkspec.fuzz.config import RunConfig
     from topkspec.fuzz.run import run_fuzz
 
     return run_fuzz(RunConfig(target=name, max_examples=max_examples, seed=seed, settings_profile="ci",
-                              isolate=isolate, shrink=False, progress=progress))
+                              shrink=False, progress=progress))
 
 
 def _target_line(name: str, runs) -> dict:
+    """The fastest of `runs` (the same seed draws the same examples each time); generation is
+    what Hypothesis spends outside the example bodies (drawing and bookkeeping)."""
     result = min(runs, key=lambda run: run.seconds)
     timing = result.timing
     return {"target": name, "profile": result.profile, "examples": result.total_examples,
@@ -63,14 +61,6 @@ def _target_line(name: str, runs) -> dict:
             "generation_s": round(timing["group_s"] - timing["body_s"], 3),
             "target_s": round(timing["target_s"], 3), "checks_s": round(timing["checks_s"], 3),
             "seconds": round(result.seconds, 3), "failures": len(result.failures)}
-
-
-def bench_target(name: str, *, max_examples: int, seed: int = 0, isolate=None, progress=None,
-                 repeat: int = 1) -> dict:
-    """A fuzz run (ci settings, no shrinking, no reports) timed, the fastest of `repeat` (the
-    same seed draws the same examples each time): generation is what Hypothesis spends
-    outside the example bodies (drawing and bookkeeping)."""
-    return _target_line(name, [_target_once(name, max_examples, seed, isolate, progress) for _ in range(repeat)])
 
 
 def draw_examples(strategy, count: int, seed: int = 0) -> list:
@@ -119,7 +109,7 @@ def run_bench(names, *, max_examples: int = 300, seed: int = 0, repeat: int = 3,
         runs[name] = []
         for _ in range(repeat):
             floor_samples.append(_floor_once(max_examples, seed))
-            runs[name].append(_target_once(name, max_examples, seed, None, progress))
+            runs[name].append(_target_once(name, max_examples, seed, progress))
     floor = _floor_line(floor_samples)
     yield floor
     profiles = []

@@ -17,7 +17,7 @@ import numpy as np
 from topkspec import spec
 from topkspec.properties.failures import NONDETERMINISTIC, WRONG_RESULT, Violation
 from topkspec.properties.result import check_gather, check_shape, has_nan
-from topkspec.properties.sequences import at, keys, nan_mask, rows, same_bits, show, where
+from topkspec.properties.sequences import at, by_index, keys, nan_mask, rows, same_bits, show, where
 
 
 def _outputs(result):
@@ -34,14 +34,6 @@ def _call(run, case, x):
         check_shape(case, x, *result)
         check_gather(case, x, *result)
     return result
-
-
-def _as_set(case, result):
-    """A result with each sequence ordered by index: (index, value) pairs compared as a set."""
-    values, indices = result
-    order = np.argsort(np.asarray(indices).astype(np.int64), axis=case.norm_axis, kind="stable")
-    return (np.take_along_axis(values, order, axis=case.norm_axis),
-            np.take_along_axis(indices, order, axis=case.norm_axis))
 
 
 def _same_form(rule, what, failure_class, expected, actual):
@@ -95,7 +87,7 @@ def _compare(rule, what, case, expected, actual, *, failure_class=WRONG_RESULT, 
     indices exactly; as sets of (index, value) for an unsorted case)."""
     _same_form(rule, what, failure_class, expected, actual)
     if not case.sorted:
-        expected, actual = _as_set(case, expected), _as_set(case, actual)
+        expected, actual = by_index(case, *expected), by_index(case, *actual)
     (ev, ei), (av, ai) = expected, actual
     erv, outer = rows(case, ev)
     arv, _ = rows(case, av)

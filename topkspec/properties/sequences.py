@@ -36,6 +36,14 @@ def at(outer, row, position=None) -> str:
     return " ".join(parts) or "the sequence"
 
 
+def by_index(case, values, indices) -> tuple[np.ndarray, np.ndarray]:
+    """A result with each sequence's (value, index) pairs put in ascending index order, so two
+    results compare as sets of pairs (ONNX sorted=0 leaves their order open)."""
+    order = np.argsort(np.asarray(indices).astype(np.int64), axis=case.norm_axis, kind="stable")
+    return (np.take_along_axis(np.asarray(values), order, axis=case.norm_axis),
+            np.take_along_axis(np.asarray(indices), order, axis=case.norm_axis))
+
+
 def is_float(arr: np.ndarray) -> bool:
     return arr.dtype.kind not in "iub"
 
