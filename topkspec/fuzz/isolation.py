@@ -22,6 +22,7 @@ import sys
 import threading
 import time
 
+from topkspec.fuzz.wire import SharedBlock, Wire, attach
 from topkspec.targets.base import AdapterError, Rejected, Target, describe_error
 
 DEFAULT_TIMEOUT = 5.0  # seconds per call; a TopK on the suite's small tensors takes milliseconds
@@ -61,8 +62,9 @@ def _info(target) -> dict:
             "default_profile": target.default_profile, "support_fields": target.support_fields}
 
 
-def _worker_main(conn, spec) -> None:
+def _worker_main(conn, spec, block_name=None) -> None:
     """Serve requests (method, args) from `conn` until told to stop; answer (status, payload).
+    Arrays travel through the run's shared block `block_name` (see topkspec.fuzz.wire).
 
     Whatever the target prints goes to stderr, so it cannot mix with the run's own output."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
@@ -70,7 +72,9 @@ def _worker_main(conn, spec) -> None:
         os.dup2(2, 1)
     except OSError:
         pass
+    conn = Wire(conn, None, half=1)
     try:
+        conn = Wire(conn.conn, attach(block_name), half=1)
         target = _build(spec)
         conn.send(("ok", _info(target)))
     except Exception as exc:
@@ -137,7 +141,12 @@ class IsolatedTarget(Target):
         self._conn = None
         self._info = None
         self._support_answers = {}  # supports() by the target's support_fields
-        self._start()
+        self._block = SharedBlock()  # kept across workers, closed with the target
+        try:
+            self._start()
+        except BaseException:
+            self._block.close()
+            raise
 
     # -- the worker's lifetime --------------------------------------------------------------
 
@@ -162,9 +171,10 @@ class IsolatedTarget(Target):
 
     def _start(self) -> None:
         context = multiprocessing.get_context("spawn")
-        self._conn, child = context.Pipe()
-        self._process = context.Process(target=_worker_main, args=(child, self.spec), daemon=True,
-                                        name="topkspec-worker")
+        conn, child = context.Pipe()
+        self._conn = Wire(conn, self._block.memory, half=0)
+        self._process = context.Process(target=_worker_main, args=(child, self.spec, self._block.name),
+                                        daemon=True, name="topkspec-worker")
         with _ctrl_c_ignored():  # inherited by the new process until it ignores Ctrl-C itself
             self._process.start()
         child.close()  # so the worker's end closing is seen here as EOF
@@ -263,6 +273,7 @@ class IsolatedTarget(Target):
 
     def close(self) -> None:
         self._stop()
+        self._block.close()
 
 
 if __name__ == "__main__":
