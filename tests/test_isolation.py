@@ -223,3 +223,66 @@ def test_a_worker_is_asked_supports_once_per_value_of_the_targets_support_fields
         target.close()
     assert (first, again) == ("asked 1 time(s)", "asked 1 time(s)"), f"same type: expected one question, got {first!r}, {again!r}"
     assert other == "asked 2 time(s)", f"another type: expected a second question, got {other!r}"
+
+
+
+def says_it_started(x, *, axis, k, largest=True):
+    """Writes the file named by TOPKSPEC_TEST_STARTED as the call starts."""
+    with open(os.environ["TOPKSPEC_TEST_STARTED"], "a") as marker:
+        marker.write("started\n")
+    return reference_topk(x, axis=axis, k=k, largest=largest)
+
+
+def _started_within(path, seconds=10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if os.path.exists(path):
+            return True
+        time.sleep(0.01)
+    return False
+
+
+@pytest.fixture
+def marker(tmp_path, monkeypatch):
+    path = str(tmp_path / "started")
+    monkeypatch.setenv("TOPKSPEC_TEST_STARTED", path)  # the worker inherits it when spawned
+    return path
+
+
+def test_a_submitted_call_runs_in_the_worker_before_anyone_waits_for_it(marker):
+    target = _target("says_it_started")
+    try:
+        wait = target.submit(CASE, X)
+        assert _started_within(marker), "the worker did not start the call before it was waited for"
+        values, _ = wait()
+    finally:
+        target.close()
+    assert values.tolist() == [4.0], f"values: expected [4.0], got {values.tolist()}"
+
+
+def test_an_answer_nobody_waited_for_does_not_answer_the_next_call():
+    target = _target("noisy")
+    try:
+        forgotten = target.submit(CASE.with_(k=1), X)
+        values, _ = target.run(CASE.with_(k=3), X)
+        assert values.tolist() == [4.0, 3.0, 1.0], f"values of the second call: got {values.tolist()}"
+        with pytest.raises(RuntimeError, match="waited for once"):
+            forgotten()
+    finally:
+        target.close()
+
+
+def test_the_run_works_on_while_the_worker_runs_the_target(marker):
+    from topkspec.fuzz.context import GroupContext
+    from topkspec.fuzz.results import RunResult
+
+    target = _target("says_it_started")
+    seen = []
+    try:
+        ctx = GroupContext(target, RunResult(target="t", version="v", profile="dml:5.0", settings_profile=None,
+                                             seed=None, max_examples=1), "valid")
+        values, _ = ctx.run(CASE, X, meanwhile=lambda: seen.append(_started_within(marker)))
+    finally:
+        target.close()
+    assert seen == [True], "meanwhile ran before the worker had the call"
+    assert values.tolist() == [4.0], f"values: expected [4.0], got {values.tolist()}"

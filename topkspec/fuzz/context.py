@@ -89,13 +89,21 @@ class GroupContext:
             return None
         return judged
 
-    def raw_run(self, case, x, *, rule="out.valid_accepted"):
-        """The target's answer; Rejected propagates; crash and hang raise Violations."""
+    def raw_run(self, case, x, *, rule="out.valid_accepted", meanwhile=None):
+        """The target's answer; Rejected propagates; crash and hang raise Violations.
+        `meanwhile()` runs while a target in a worker process computes (its time is the
+        checks')."""
         self.calls.append((case, x))
         self.outputs.append(None)
         start = time.perf_counter()
         try:
-            result = self._guard(lambda: self.target.run(case, x), case, rule=rule)
+            wait = self._guard(lambda: self.target.submit(case, x), case, rule=rule)
+            if meanwhile is not None:
+                paused = time.perf_counter()
+                meanwhile()
+                start += time.perf_counter() - paused
+                self.result.timing["checks_s"] += time.perf_counter() - paused
+            result = self._guard(wait, case, rule=rule)
         finally:
             self.result.timing["target_s"] += time.perf_counter() - start
         if not isinstance(result, (tuple, list)) or len(result) != 2:
@@ -106,12 +114,12 @@ class GroupContext:
         self.outputs[-1] = (values, indices)
         return values, indices
 
-    def run(self, case, x):
+    def run(self, case, x, *, meanwhile=None):
         """A valid case's result; a refusal is a Violation (rejects a valid descriptor)."""
         from topkspec.properties import may_refuse
 
         try:
-            return self.raw_run(case, x)
+            return self.raw_run(case, x, meanwhile=meanwhile)
         except Rejected as exc:
             if may_refuse(case):
                 raise RefusedKAtAxisSize(str(exc)) from None

@@ -141,6 +141,7 @@ class IsolatedTarget(Target):
         self._conn = None
         self._info = None
         self._support_answers = {}  # supports() by the target's support_fields
+        self._pending = None  # waits for the answer to the request sent last, until it is taken
         self._block = SharedBlock()  # kept across workers, closed with the target
         try:
             self._start()
@@ -197,7 +198,7 @@ class IsolatedTarget(Target):
 
     def _stop(self, kill: bool = False) -> None:
         process, conn = self._process, self._conn
-        self._process = self._conn = None
+        self._process = self._conn = self._pending = None
         if process is None:
             return
         if not kill and process.is_alive():
@@ -211,13 +212,30 @@ class IsolatedTarget(Target):
         process.join(5)
         conn.close()
 
-    def _call(self, method: str, *args):
+    def _request(self, method: str, *args):
+        """Send `method(*args)` to the worker; return a function that waits for its answer."""
+        if self._pending is not None:  # an answer nobody waited for: off the pipe first
+            try:
+                self._pending()
+            except Exception:
+                pass
         if self._process is None:
             self._start()
         try:
             self._conn.send((method, args))
         except (OSError, ValueError):
             pass  # the worker is gone: waiting for its answer says so
+
+        def wait():
+            if self._pending is not wait:
+                raise RuntimeError("each answer is waited for once")
+            self._pending = None
+            return self._reply()
+
+        self._pending = wait
+        return wait
+
+    def _reply(self):
         try:
             reply = self._answer(self.timeout)
         except EOFError:
@@ -233,6 +251,9 @@ class IsolatedTarget(Target):
         if status == "adapter-error":
             raise AdapterError(payload)
         return payload
+
+    def _call(self, method: str, *args):
+        return self._request(method, *args)()
 
     # -- the Target interface ---------------------------------------------------------------
 
@@ -270,6 +291,9 @@ class IsolatedTarget(Target):
 
     def run(self, case, x):
         return self._call("run", case, x)
+
+    def submit(self, case, x):
+        return self._request("run", case, x)
 
     def close(self) -> None:
         self._stop()

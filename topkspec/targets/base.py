@@ -82,6 +82,12 @@ class Target:
     def run(self, case, x):
         raise NotImplementedError
 
+    def submit(self, case, x):
+        """A function that returns `run(case, x)` (or raises what it raises). A target in
+        another process starts the call here and the function waits for it, so the run can
+        work in the meantime; this one makes the call when the function is called."""
+        return lambda: self.run(case, x)
+
     def close(self) -> None:
         """Release sessions and devices."""
 
