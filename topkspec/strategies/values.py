@@ -107,9 +107,11 @@ def elements(dtype: str, *, allow_nan: bool = False) -> st.SearchStrategy:
 
 
 @lru_cache(maxsize=16)
-def _top_exponent(dtype: str) -> int:
-    """The largest power of two random values are scaled by (float16 tops out near 2**16)."""
-    return min(20, int(math.log2(finfo(dtype)["max"])) - 2)
+def _powers_of_two(dtype: str) -> np.ndarray:
+    """2**-e .. 2**e, e the largest power random values are scaled by (float16 tops out near
+    2**16): multiplying by one of them is exact, and quicker than ldexp."""
+    top = min(20, int(math.log2(finfo(dtype)["max"])) - 2)
+    return 2.0 ** np.arange(-top, top + 1)
 
 
 def random_values(rng, dtype: str, size: int) -> np.ndarray:
@@ -120,10 +122,15 @@ def random_values(rng, dtype: str, size: int) -> np.ndarray:
     if dt.kind in "iu":
         info = np.iinfo(dt)
         return rng.integers(int(info.min), int(info.max), size=size, dtype=dt, endpoint=True)
-    top = _top_exponent(dtype)
-    scaled = rng.random(size) * (2 * top + 1)
-    exponent = scaled.astype(np.int64)
-    return np.ldexp((scaled - exponent) * 2.0 - 1.0, exponent - top).astype(dt)
+    powers = _powers_of_two(dtype)
+    scaled = rng.random(size)
+    scaled *= len(powers)
+    exponent = scaled.astype(np.intp)
+    scaled -= exponent  # the fraction: a uniform number in [0, 1)
+    scaled *= 2.0
+    scaled -= 1.0
+    scaled *= powers[exponent]
+    return scaled.astype(dt)
 
 
 def _irregular(dtype: str) -> list:
