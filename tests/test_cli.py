@@ -211,7 +211,9 @@ def test_bench_prints_json_lines_with_the_floor(capsys):
     assert all(line["examples"] == 30 and "K = 1" in line["shape"] for line in coverage), coverage
     for key in ("examples_per_s", "generation_s", "target_s", "checks_s"):
         assert lines[1][key] >= 0, f"bench {key}: {lines[1]}"
-    assert lines[0]["examples_per_s"] > 0, f"floor: {lines[0]}"
+    assert lines[0]["examples_per_s"] > 0 and lines[0]["samples"] == 3, f"floor: one before and after each run: {lines[0]}"
+    runs = lines[1]["of_floor_runs"]
+    assert len(runs) == 2 and lines[1]["of_floor"] == runs[1] > 0, f"of_floor: the median of the runs' shares: {lines[1]}"
 
 
 def test_fuzz_strict_doc_applies_the_literal_k_bound(capsys):
@@ -264,3 +266,19 @@ def test_every_usage_error_is_one_type_and_a_bug_is_not_called_bad_usage(monkeyp
     monkeypatch.setattr(cli, "cmd_targets", broken)
     with pytest.raises(ValueError, match="a fault of the suite"):
         cli.main(["targets"])
+
+
+def test_each_bench_run_is_set_against_the_floor_around_it():
+    from types import SimpleNamespace
+
+    from topkspec.fuzz.bench import _share_of_floor, _target_line
+
+    def run(examples, seconds):
+        return SimpleNamespace(total_examples=examples, seconds=seconds, profile="onnx:24", failures=[],
+                               timing={"group_s": seconds, "body_s": seconds / 2, "target_s": 0.1, "checks_s": 0.1})
+
+    # 300 examples in 1 s, the floor's 300 in 0.2 s before and 0.3 s after: 300/s against 1200/s
+    assert _share_of_floor(run(300, 1.0), (300, 0.2), (300, 0.3)) == 0.25
+    slow, middle, fast = run(300, 2.0), run(300, 1.0), run(300, 0.5)
+    line = _target_line("t", [(0.5, fast), (0.1, slow), (0.25, middle)])
+    assert (line["of_floor"], line["examples_per_s"], line["of_floor_runs"]) == (0.25, 300.0, [0.1, 0.25, 0.5]), line

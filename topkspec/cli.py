@@ -117,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--max-examples", type=_positive, default=300, help="examples per target")
     bench.add_argument("--seed", type=int, default=0)
     bench.add_argument("--repeat", type=_positive, default=3,
-                       help="runs of the floor and of each target; the fastest counts (default 3)")
+                       help="runs of each target, each between two of the floor; the median counts (default 3)")
     bench.add_argument("--quiet", action="store_true", help="no progress lines")
 
     from topkspec.targets.directml.commands import add_parser as add_directml_parser

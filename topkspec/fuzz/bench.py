@@ -36,9 +36,10 @@ def _floor_once(max_examples: int, seed: int) -> tuple[int, float]:
 
 
 def _floor_line(samples) -> dict:
-    count, seconds = min(samples, key=lambda sample: sample[1])
+    """The floor's median sample."""
+    count, seconds = sorted(samples, key=lambda sample: sample[1])[len(samples) // 2]
     return {"target": "hypothesis-floor", "examples": count, "seconds": round(seconds, 4),
-            "examples_per_s": round(count / seconds, 1)}
+            "examples_per_s": round(count / seconds, 1), "samples": len(samples)}
 
 
 def _target_once(name: str, max_examples: int, seed: int, progress):
@@ -51,16 +52,24 @@ def _target_once(name: str, max_examples: int, seed: int, progress):
                               shrink=False, progress=progress))
 
 
-def _target_line(name: str, runs) -> dict:
-    """The fastest of `runs` (the same seed draws the same examples each time); generation is
-    what Hypothesis spends outside the example bodies (drawing and bookkeeping)."""
-    result = min(runs, key=lambda run: run.seconds)
+def _share_of_floor(run, before, after) -> float:
+    """The run's rate over the floor's, the floor timed just before and just after it."""
+    floor_seconds = (before[1] + after[1]) / 2
+    return (run.total_examples / run.seconds) / (before[0] / floor_seconds)
+
+
+def _target_line(name: str, paired) -> dict:
+    """The run whose share of the floor is the median of `paired` [(share, run)] (the same
+    seed draws the same examples each time); generation is what Hypothesis spends outside the
+    example bodies (drawing and bookkeeping)."""
+    share, result = sorted(paired, key=lambda pair: pair[0])[len(paired) // 2]
     timing = result.timing
     return {"target": name, "profile": result.profile, "examples": result.total_examples,
             "examples_per_s": round(result.total_examples / result.seconds, 1),
             "generation_s": round(timing["group_s"] - timing["body_s"], 3),
             "target_s": round(timing["target_s"], 3), "checks_s": round(timing["checks_s"], 3),
-            "seconds": round(result.seconds, 3), "failures": len(result.failures)}
+            "seconds": round(result.seconds, 3), "failures": len(result.failures),
+            "of_floor": round(share, 3), "of_floor_runs": sorted(round(pair[0], 3) for pair in paired)}
 
 
 def draw_examples(strategy, count: int, seed: int = 0) -> list:
@@ -95,27 +104,26 @@ def coverage(profile: str, *, max_examples: int = 300, seed: int = 0, groups=Non
 
 def run_bench(names, *, max_examples: int = 300, seed: int = 0, repeat: int = 3, with_coverage: bool = True,
               progress=None):
-    """JSON-ready lines: Hypothesis's floor first, then each target (with its rate as a share
-    of the floor's), each the fastest of `repeat` runs (a busy machine only ever slows a run
-    down), then the coverage of each spec profile the targets were fuzzed at (progress lines,
-    which target and how far, go to the `progress` stream when given)."""
-    # The floor is sampled before every target run, so a machine that slows down for a while
-    # slows both alike; each figure is the fastest of its samples.
+    """JSON-ready lines: Hypothesis's floor first, then each target with its rate as a share of
+    the floor's, then the coverage of each spec profile the targets were fuzzed at (progress
+    lines, which target and how far, go to the `progress` stream when given).
+
+    The machine's speed drifts from one minute to the next, so each target run is set against
+    the floor timed just before and just after it, `repeat` times, and the median share counts."""
     floor_samples = [_floor_once(max_examples, seed)]
-    runs = {}
+    paired = {}
     for number, name in enumerate(names, 1):
         if progress is not None:
             progress.write(f"topkspec: bench target {number} of {len(names)}: {name}\n")
-        runs[name] = []
+        paired[name] = []
         for _ in range(repeat):
+            run = _target_once(name, max_examples, seed, progress)
             floor_samples.append(_floor_once(max_examples, seed))
-            runs[name].append(_target_once(name, max_examples, seed, progress))
-    floor = _floor_line(floor_samples)
-    yield floor
+            paired[name].append((_share_of_floor(run, floor_samples[-2], floor_samples[-1]), run))
+    yield _floor_line(floor_samples)
     profiles = []
-    for name, target_runs in runs.items():
-        line = _target_line(name, target_runs)
-        line["of_floor"] = round(line["examples_per_s"] / floor["examples_per_s"], 3)
+    for name, runs in paired.items():
+        line = _target_line(name, runs)
         if line["profile"] not in profiles:
             profiles.append(line["profile"])
         yield line
