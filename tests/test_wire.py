@@ -5,7 +5,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from topkspec.fuzz.wire import SharedBlock, Wire, attach
+from topkspec.fuzz.wire import MIN_BLOCK_BUFFER, SharedBlock, Wire, attach
 from topkspec.spec import Case
 
 CASE = Case("onnx:24", "TopK", "float32", (2, 3), -1, 2)
@@ -26,9 +26,15 @@ def pipe():
     other.close()
 
 
+def _large(fill, dtype=np.int64):
+    """An array large enough to go through the block."""
+    return np.full(MIN_BLOCK_BUFFER // np.dtype(dtype).itemsize, fill, dtype=dtype)
+
+
 def _arrays():
     return [
         np.arange(6, dtype=np.float32).reshape(2, 3),
+        np.arange(MIN_BLOCK_BUFFER, dtype=np.float32).reshape(-1, 8),
         np.array([-0.0, np.nan, np.inf], dtype=np.float16),
         np.array([1.5, -2.0], dtype=ml_dtypes.bfloat16),
         np.array([2**63 - 1, -(2**63)], dtype=np.int64),
@@ -56,25 +62,33 @@ def test_messages_arrive_whole_with_every_array_type_and_layout(block, pipe, wit
 
 def test_arrays_are_copied_out_so_the_next_message_cannot_change_them(block, pipe):
     run, worker = Wire(pipe[0], block.memory, half=0), Wire(pipe[1], block.memory, half=1)
-    run.send(np.ones(8, dtype=np.float32))
+    run.send(_large(1))
     first = worker.recv()
-    run.send(np.zeros(8, dtype=np.float32))
+    run.send(_large(0))
     worker.recv()
-    assert first.tolist() == [1.0] * 8 and first.flags.writeable
+    assert (first == 1).all() and first.flags.writeable
 
 
 def test_the_two_directions_write_to_different_halves(block, pipe):
     run, worker = Wire(pipe[0], block.memory, half=0), Wire(pipe[1], block.memory, half=1)
-    run.send(np.full(4, 7, dtype=np.int64))
-    worker.send(np.full(4, 9, dtype=np.int64))  # written before the request is read
-    assert worker.recv().tolist() == [7] * 4
-    assert run.recv().tolist() == [9] * 4
+    run.send(_large(7))
+    worker.send(_large(9))  # written before the request is read
+    assert (worker.recv() == 7).all()
+    assert (run.recv() == 9).all()
+
+
+def test_large_arrays_leave_the_pipe_and_small_ones_stay_in_it(block, pipe):
+    run = Wire(pipe[0], block.memory, half=0)
+    run.send(_large(5))
+    assert len(pipe[1].recv_bytes()) < 1024, "a large array crossed the pipe"
+    run.send(np.arange(4))
+    assert len(pipe[1].recv_bytes()) > np.arange(4).nbytes, "a small array did not travel in the pickle"
 
 
 def test_what_does_not_fit_in_its_half_travels_in_the_pickle(block, pipe):
     run, worker = Wire(pipe[0], block.memory, half=0), Wire(pipe[1], block.memory, half=1)
     big = np.arange(block.memory.size // 8, dtype=np.int64)  # as large as the whole block
-    small = np.arange(5, dtype=np.int64)
+    small = np.arange(MIN_BLOCK_BUFFER // 8, dtype=np.int64)
     run.send((small, big, small))
     got = worker.recv()
     assert [a.tolist() for a in got] == [small.tolist(), big.tolist(), small.tolist()]

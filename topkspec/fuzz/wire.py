@@ -7,8 +7,9 @@ time on Linux (a 256 KiB input crosses in four turns, each a switch between the 
 and unpickled. Pickle protocol 5 hands each buffer to a callback instead (PEP 574, "out-of-band
 data"): the sender copies it into the block, and the message says where it lies. The run
 writes its requests' buffers to the first half of the block, the worker its replies' to the
-second. A buffer that does not fit in what is left of its half, and anything pickle does not
-hand out as a buffer (a non-contiguous array, an array of Python objects), stays in the pickle.
+second. A small buffer (under MIN_BLOCK_BUFFER bytes), one that does not fit in what is left
+of its half, and anything pickle does not hand out as a buffer (a non-contiguous array, an
+array of Python objects) stays in the pickle.
 
 The run owns the block (`SharedBlock`): workers come and go, the block stays until the run
 closes it. On a system without shared memory, everything travels in the pickle.
@@ -22,6 +23,8 @@ from multiprocessing import shared_memory
 # Two halves of 2 MiB: the largest input the strategies draw is 65536 elements of 8 bytes
 # (512 KiB), and its two outputs are no larger than it and an int64 array of its shape.
 BLOCK_BYTES = 4 << 20
+# Smaller buffers cost less in the pickle than the bookkeeping of putting them in the block.
+MIN_BLOCK_BUFFER = 8192
 _ALIGN = 64
 _COUNT = struct.Struct("<I")  # a message starts with how many buffers lie in the block,
 _PLACE = struct.Struct("<QQ")  # then where each starts and how long it is; the pickle follows
@@ -70,7 +73,7 @@ class Wire:
         def out_of_band(buffer) -> bool:  # False: the buffer went to the block
             nonlocal cursor
             raw = buffer.raw()
-            if cursor + raw.nbytes > self._end:
+            if raw.nbytes < MIN_BLOCK_BUFFER or cursor + raw.nbytes > self._end:
                 return True
             self.memory.buf[cursor:cursor + raw.nbytes] = raw
             places.append((cursor, raw.nbytes))
