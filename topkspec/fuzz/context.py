@@ -98,7 +98,7 @@ class GroupContext:
         start = time.perf_counter()
         try:
             wait = self._guard(lambda: self.target.submit(case, x), case, rule=rule)
-            if meanwhile is not None:
+            if meanwhile is not None:  # timed as checks, not as the target's
                 paused = time.perf_counter()
                 meanwhile()
                 start += time.perf_counter() - paused

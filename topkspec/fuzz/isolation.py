@@ -72,9 +72,13 @@ def _worker_main(conn, spec, block_name=None) -> None:
         os.dup2(2, 1)
     except OSError:
         pass
-    conn = Wire(conn, None, half=1)
     try:
-        conn = Wire(conn.conn, attach(block_name), half=1)
+        memory = attach(block_name)
+    except OSError as exc:  # the run's block is gone: say so, in a message that needs no block
+        Wire(conn, None, half=1).send(("error", f"cannot attach the run's shared memory: {exc}"))
+        return
+    conn = Wire(conn, memory, half=1)
+    try:
         target = _build(spec)
         conn.send(("ok", _info(target)))
     except Exception as exc:
