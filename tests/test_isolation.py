@@ -272,6 +272,33 @@ def test_an_answer_nobody_waited_for_does_not_answer_the_next_call():
         target.close()
 
 
+def sleeps_when_k_is_1(x, *, axis, k, largest=True):
+    if k == 1:
+        time.sleep(0.5)
+    return reference_topk(x, axis=axis, k=k, largest=largest)
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs POSIX interval timers")
+def test_an_interrupted_wait_leaves_its_answer_to_be_taken_off_before_the_next_call():
+    target = _target("sleeps_when_k_is_1")
+    previous = signal.signal(signal.SIGALRM, _interrupt)
+    try:
+        wait = target.submit(CASE.with_(k=1), X)
+        signal.setitimer(signal.ITIMER_REAL, 0.1)  # as Ctrl-C would, while the worker sleeps
+        with pytest.raises(KeyboardInterrupt):
+            wait()
+        values, _ = target.run(CASE.with_(k=3), X)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        target.close()
+    assert values.tolist() == [4.0, 3.0, 1.0], f"the next call got another call's answer: {values.tolist()}"
+
+
 def test_the_run_works_on_while_the_worker_runs_the_target(marker):
     from topkspec.fuzz.context import GroupContext
     from topkspec.fuzz.results import RunResult

@@ -233,13 +233,18 @@ class IsolatedTarget(Target):
         def wait():
             if self._pending is not wait:
                 raise RuntimeError("each answer is waited for once")
+            # Interrupted before the answer arrives (Ctrl-C), the wait stays pending, so the
+            # next request takes this answer off the pipe instead of taking it for its own.
+            status, payload = self._receive()
             self._pending = None
-            return self._reply()
+            return self._payload(status, payload)
 
         self._pending = wait
         return wait
 
-    def _reply(self):
+    def _receive(self) -> tuple:
+        """The worker's (status, payload); a worker that dies or does not answer in time is
+        stopped (nothing is pending then) and raises TargetCrashed or TargetHung."""
         try:
             reply = self._answer(self.timeout)
         except EOFError:
@@ -249,7 +254,10 @@ class IsolatedTarget(Target):
         if reply is None:
             self._stop(kill=True)
             raise TargetHung(f"{self.name}: no answer within {self.timeout:g}s; worker killed")
-        status, payload = reply
+        return reply
+
+    @staticmethod
+    def _payload(status: str, payload):
         if status == "rejected":
             raise Rejected(payload)
         if status == "adapter-error":

@@ -46,9 +46,12 @@ class SharedBlock:
 
     def close(self) -> None:
         if self.memory is not None:
-            self.memory.close()
-            self.memory.unlink()
-            self.memory = None
+            memory, self.memory = self.memory, None
+            try:
+                memory.close()
+            except BufferError:  # a copy cut short (Ctrl-C) still holds a view: unmapped at exit
+                pass
+            memory.unlink()
 
 
 def attach(name: str | None):
