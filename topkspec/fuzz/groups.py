@@ -22,7 +22,7 @@ def _float_types(profile) -> list[str]:
 
 
 def _result_body(ctx: GroupContext, data) -> None:
-    from topkspec.properties import check_result, expected_result, result_checks
+    from topkspec.properties import check_result, reference_result, result_checks
 
     case, x = data
     judged = ctx.judged_if_supported(case)
@@ -31,7 +31,7 @@ def _result_body(ctx: GroupContext, data) -> None:
     ctx.count("accepts_valid")
     expected = []  # the reference's result, worked out while a worker process runs the target
     try:
-        values, indices = ctx.run(judged, x, meanwhile=lambda: expected.append(expected_result(judged, x)))
+        values, indices = ctx.run(judged, x, meanwhile=lambda: expected.append(reference_result(judged, x)))
     except RefusedKAtAxisSize:
         ctx.result.refused_k_at_axis_size += 1
         return False

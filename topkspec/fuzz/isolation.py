@@ -132,6 +132,11 @@ def describe_exit(code) -> str:
     return f"exited with code {code}"
 
 
+def _reported(field: str) -> property:
+    """A read-only attribute of an IsolatedTarget taken from what its worker reported."""
+    return property(lambda self: self._info[field])
+
+
 class IsolatedTarget(Target):
     """A target run in a worker process; see the module text."""
 
@@ -269,25 +274,12 @@ class IsolatedTarget(Target):
 
     # -- the Target interface ---------------------------------------------------------------
 
-    @property
-    def name(self):
-        return self._info["name"]
-
-    @property
-    def validates(self):
-        return self._info["validates"]
-
-    @property
-    def validates_tables(self):
-        return self._info["validates_tables"]
-
-    @property
-    def index_dtype(self):
-        return self._info["index_dtype"]
-
-    @property
-    def default_profile(self):
-        return self._info["default_profile"]
+    # What describes the target, as its worker reported it on starting.
+    name = _reported("name")
+    validates = _reported("validates")
+    validates_tables = _reported("validates_tables")
+    index_dtype = _reported("index_dtype")
+    default_profile = _reported("default_profile")
 
     def version(self) -> str:
         return self._info["version"]

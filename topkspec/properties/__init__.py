@@ -15,7 +15,7 @@ from topkspec.properties.metamorphic import (
 )
 from topkspec.properties.result import (
     check_dtypes, check_exact, check_gather, check_indices, check_nan_policy_free, check_order,
-    check_result, check_select, check_shape, check_ties, check_unsorted_set, expected_result, has_nan,
+    check_result, check_select, check_shape, check_ties, check_unsorted_set, has_nan, reference_result,
     result_checks, result_violations,
 )
 
@@ -24,6 +24,6 @@ __all__ = [
     "check_accepts_valid", "check_axis_moves", "check_deterministic", "check_dtypes", "check_exact",
     "check_gather", "check_indices", "check_nan_policy_free", "check_order", "check_prefix",
     "check_rejects_invalid", "check_result", "check_select", "check_shape", "check_ties",
-    "check_topk_equals_topk1", "check_unsorted_set", "expected_result", "has_nan", "may_refuse", "plain_input",
+    "check_topk_equals_topk1", "check_unsorted_set", "has_nan", "may_refuse", "plain_input", "reference_result",
     "result_checks", "result_violations",
 ]

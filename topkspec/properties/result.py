@@ -37,7 +37,9 @@ def _direction(case) -> str:
     return "largest" if case.largest else "smallest"
 
 
-def _reference(case, x):
+def reference_result(case, x):
+    """The reference's (values, indices) for the case, indices as the reference gives them:
+    what `check_result` compares with."""
     return reference_topk(x, axis=case.norm_axis, k=case.k, largest=case.largest)
 
 
@@ -132,7 +134,7 @@ def check_gather(case, x, values, indices):
 
 def check_select(case, x, values, indices):
     """out.values.select: the values are the K largest (smallest) of each sequence, as a multiset."""
-    ref_values, _ = _reference(case, x)
+    ref_values, _ = reference_result(case, x)
     vr, outer = rows(case, keys(values))
     rr, _ = rows(case, keys(ref_values))
     got, want = np.sort(vr, axis=1), np.sort(rr, axis=1)
@@ -216,7 +218,7 @@ def check_ties(case, x, values, indices):
 
 def check_exact(case, x, values, indices):
     """out.exact: with NaN-free input, values and indices equal the reference bit for bit."""
-    ref_values, ref_indices = _reference(case, x)
+    ref_values, ref_indices = reference_result(case, x)
     vr, outer = rows(case, values)
     rv, _ = rows(case, ref_values)
     ir, _ = rows(case, as_numbers(indices))
@@ -237,7 +239,7 @@ def check_unsorted_set(case, x, values, indices):
     """out.unsorted.set: with sorted=0, the (index, value) pairs of each sequence are those of
     the reference, in any order."""
     check_gather(case, x, values, indices)
-    _, ref_indices = _reference(case, x)
+    _, ref_indices = reference_result(case, x)
     ir, outer = rows(case, as_numbers(indices))
     ri, _ = rows(case, ref_indices)
     got, want = np.sort(ir, axis=1), np.sort(ri, axis=1)
@@ -296,20 +298,15 @@ def result_checks(case, x) -> list:
     return checks + [check_select, check_order, check_ties, check_exact]
 
 
-def expected_result(case, x):
-    """The reference's (values, indices) for the case: what `check_result` compares with."""
-    return _reference(case, x)
-
-
 def matches_reference(case, x, values, indices, expected=None) -> bool:
     """True when the outputs have the case's shape and types, the values are the reference's
     bit for bit and the indices equal its indices; with sorted=0, the same pairs of value and
-    index in any order. `expected`: `expected_result(case, x)` when already computed."""
+    index in any order. `expected`: `reference_result(case, x)` when already computed."""
     values, indices = np.asarray(values), np.asarray(indices)
     if (values.shape != case.out_shape or indices.shape != case.out_shape
             or _type_name(values) != case.dtype or _type_name(indices) != case.index_dtype):
         return False
-    ref_values, ref_indices = expected if expected is not None else _reference(case, x)
+    ref_values, ref_indices = expected if expected is not None else reference_result(case, x)
     if not case.sorted:
         values, indices = by_index(case, values, indices)
         ref_values, ref_indices = by_index(case, ref_values, ref_indices)
@@ -322,7 +319,7 @@ def check_result(case, x, values, indices, expected=None):
     A result that equals the reference passes at once: the reference keeps every result rule
     whatever the input (tests/test_properties.py holds it to each check one by one), so a
     copy of it does too. Any other result goes through the checks in turn, which name what
-    broke. `expected`: `expected_result(case, x)`, when computed beforehand."""
+    broke. `expected`: `reference_result(case, x)`, when computed beforehand."""
     if matches_reference(case, x, values, indices, expected):
         return
     for check in result_checks(case, x):

@@ -7,7 +7,7 @@ import numpy as np
 from topkspec.properties import failures
 from topkspec.spec import dtypes
 from topkspec.properties.sequences import same_bits
-from topkspec.spec.reference import reference_topk
+from topkspec.properties.result import reference_result
 
 TABLE_ROWS = 40  # rows of the expected/actual table before it is cut
 
@@ -34,7 +34,7 @@ def calls_for(failure, relation: str) -> list:
 def expected_result(case, x):
     """The spec's answer with the case's index type (None when the case is not runnable)."""
     try:
-        values, indices = reference_topk(x, axis=case.norm_axis, k=case.k, largest=case.largest)
+        values, indices = reference_result(case, x)
     except Exception:
         return None
     return values, indices.astype(case.index_dtype)

@@ -525,25 +525,25 @@ typedef struct {
     int ok;
 } reader;
 
+/* Copies the next n bytes to out; past the end, marks the reader failed and leaves out alone. */
+static void take(reader *r, void *out, size_t n) {
+    if ((size_t)(r->end - r->at) < n) {
+        r->ok = 0;
+        return;
+    }
+    memcpy(out, r->at, n);
+    r->at += n;
+}
+
 static uint32_t get_u32(reader *r) {
     uint32_t v = 0;
-    if (r->end - r->at < 4) {
-        r->ok = 0;
-        return 0;
-    }
-    memcpy(&v, r->at, 4);
-    r->at += 4;
+    take(r, &v, sizeof v);
     return v;
 }
 
 static uint64_t get_u64(reader *r) {
     uint64_t v = 0;
-    if (r->end - r->at < 8) {
-        r->ok = 0;
-        return 0;
-    }
-    memcpy(&v, r->at, 8);
-    r->at += 8;
+    take(r, &v, sizeof v);
     return v;
 }
 
