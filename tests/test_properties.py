@@ -118,6 +118,12 @@ def test_a_copy_of_the_reference_passes_at_once_and_anything_else_goes_through_t
     unsorted = case.with_(sorted=False)
     assert matches_reference(unsorted, x, values[:, ::-1], indices[:, ::-1])
     assert not matches_reference(case, x, values[:, ::-1], indices[:, ::-1]), "order ignored when sorted"
+    assert not matches_reference(unsorted, x, values[:, ::-1], indices), "values paired with other indices"
+    assert not matches_reference(unsorted, x, values, np.array([[3, 0, 1]])), "another index set"
+    # and along a first axis: the pairs are compared per sequence, wherever the axis is
+    column = unsorted.with_(shape=(5, 1), axis=0)
+    assert matches_reference(column, x.T, values[:, ::-1].T, indices[:, ::-1].T)
+    assert not matches_reference(column, x.T, values[:, ::-1].T, indices.T)
     # a signed zero for an unsigned one differs in bits: not a copy, so the checks run and name it
     zero_case = case.with_(k=5, largest=False)
     values, indices = bugs.CORRECT(x, axis=1, k=5, largest=False)

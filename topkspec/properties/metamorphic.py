@@ -17,7 +17,7 @@ import numpy as np
 from topkspec import spec
 from topkspec.properties.failures import NONDETERMINISTIC, WRONG_RESULT, Violation
 from topkspec.properties.result import check_gather, check_shape, has_nan
-from topkspec.properties.sequences import at, by_index, keys, nan_mask, rows, same_bits, show, where
+from topkspec.properties.sequences import at, by_index, keys, nan_mask, rows, same_bits, show, take_rows, where
 
 
 def _outputs(result):
@@ -52,7 +52,7 @@ def _non_nan_front(case, values):
     direction for an unsorted case), moved to the front; count of them per sequence."""
     vr, outer = rows(case, keys(values))
     nan = nan_mask(vr)
-    front = np.take_along_axis(vr, np.argsort(nan, axis=1, kind="stable"), axis=1)
+    front = take_rows(vr, np.argsort(nan, axis=1, kind="stable"))
     count = (~nan).sum(axis=1)
     if not case.sorted:
         fill = -np.inf if case.largest else np.inf
