@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from topkspec.errors import UsageError
 from topkspec.spec.tables import DML_FEATURE_LEVELS, ONNX_VERSIONS
@@ -84,15 +85,25 @@ def parse_profile(text) -> Profile:
     if isinstance(text, Profile):
         return text
     if not isinstance(text, str) or ":" not in text:
-        raise ProfileError(
-            f"unknown profile {text!r}: expected dml:<feature level> (e.g. dml:3.1) or onnx:<opset> (e.g. onnx:11)")
+        raise _unknown(text)
+    return _parse_text(text)
+
+
+@lru_cache(maxsize=256)
+def _parse_text(text: str) -> Profile:
+    # Cached: a fuzz run asks for the profile of every case, several times each, and a
+    # Profile is immutable.
     family, _, rest = text.strip().partition(":")
     family = family.lower()
     if family == "dml":
         return dml_profile(rest)
     if family == "onnx":
         return onnx_profile(rest)
-    raise ProfileError(
+    raise _unknown(text)
+
+
+def _unknown(text) -> ProfileError:
+    return ProfileError(
         f"unknown profile {text!r}: expected dml:<feature level> (e.g. dml:3.1) or onnx:<opset> (e.g. onnx:11)")
 
 
