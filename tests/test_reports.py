@@ -124,6 +124,25 @@ def test_a_wrong_result_report_shows_both_sides_and_the_repro_passes_where_the_r
     assert "expected: values [[5.0, 5.0], [7.0, 2.0]] indices [[1, 2], [2, 0]]" in done.stdout, done.stdout
 
 
+def test_a_metamorphic_call_that_returns_a_wrong_result_is_the_case_the_report_names(tmp_path):
+    # The metamorphic group drew K = 1 and also called with K = 3; that call repeated an index.
+    drawn = Case("onnx:11", "TopK", "float32", (3,), 0, 1, index_dtype="int64")
+    full = drawn.with_(k=3)
+    x = np.array([4, 9, 1], np.float32)
+    right = (np.array([9], np.float32), np.array([1]))
+    repeated = (np.array([9, 9, 1], np.float32), np.array([1, 1, 2]))
+    violation = Violation("out.indices.range_distinct", "index 1 appears twice", where={"position": 1})
+    failure = make_failure(drawn, x, [right, repeated], violation, calls=[(drawn, x), (full, x)],
+                           group="metamorphic")
+    folder = write_report(failure, make_result("onnx:11"), str(tmp_path), target_spec="onnxruntime")
+    report, document = read(folder, "report.md"), json.loads(read(folder, "case.json"))
+    assert "K = 3" in report.splitlines()[0] and "K = 1" not in report.splitlines()[0], report.splitlines()[0]
+    assert document["case"]["k"] == 3 and document["drawn_case"]["k"] == 1, (document["case"], document["drawn_case"])
+    assert "The property group `metamorphic` drew float32[3], K = 1" in report, report
+    assert "K, AXIS = 3, 0" in read(folder, "repro.py")
+    assert "float32[3] axis=0 k=3" in failure.as_shown().case.describe(), failure.as_shown().case.describe()
+
+
 def test_bfloat16_inputs_survive_the_npz_and_the_program(tmp_path):
     import ml_dtypes
 

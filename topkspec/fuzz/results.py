@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -38,6 +38,16 @@ class Failure:
     @property
     def failure_class(self) -> str:
         return self.violation.failure_class
+
+    def as_shown(self) -> "Failure":
+        """The failure as reports name it: with the case and input of the call whose own result
+        broke a single-result rule (a metamorphic example also calls with other K or axes than
+        it drew, and that call is the one to reproduce); else itself."""
+        if self.calls and self.failure_class == failures.WRONG_RESULT and self.rule not in failures.TWO_CALL_RULES:
+            case, x = self.calls[-1]
+            if case != self.case or x is not self.x:
+                return replace(self, case=case, x=x)
+        return self
 
     @property
     def key(self) -> tuple:

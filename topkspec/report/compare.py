@@ -18,8 +18,8 @@ def relation_of(failure) -> str:
             failures.ACCEPTS_INVALID: "reject", failures.NONDETERMINISTIC: "deterministic"}
     if failure.failure_class in kind:
         return kind[failure.failure_class]
-    return {"out.prefix": "prefix", "out.axis_moves": "axis_moves",
-            "out.topk_equals_topk1": "same"}.get(failure.rule, "result")
+    two_calls = dict(zip(failures.TWO_CALL_RULES, ("prefix", "axis_moves", "same")))
+    return two_calls.get(failure.rule, "result")
 
 
 def calls_for(failure, relation: str) -> list:
