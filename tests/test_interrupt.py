@@ -41,3 +41,33 @@ def test_ctrl_c_after_a_failure_keeps_the_summary_and_the_report(tmp_path):
     assert "@seed(" not in out + err, f"Hypothesis's seed line was printed:\n{out}\n{err}"
     folders = list(reports.iterdir()) if reports.is_dir() else []
     assert folders and (folders[0] / "report.md").is_file(), f"no report written: {folders}"
+
+
+class _PressesCtrlCWhenCollected:
+    def __del__(self):
+        signal.raise_signal(signal.SIGINT)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="raises SIGINT in the process itself (POSIX)")
+def test_a_ctrl_c_python_drops_in_a_finalizer_still_stops_the_run_at_the_next_example(capfd):
+    # A Ctrl-C that lands in a finalizer or a garbage-collector callback (Hypothesis has one) is
+    # dropped by Python: before, the run went on to the end of the group and printed a traceback.
+    from topkspec.fuzz import RunConfig, run_fuzz
+    from topkspec.spec.reference import reference_topk
+    from topkspec.targets.base import CallableTarget
+
+    calls = []
+
+    def presses_ctrl_c_in_a_finalizer(x, *, axis, k, largest):
+        calls.append(None)
+        if len(calls) == 5:
+            _PressesCtrlCWhenCollected()  # collected at once: the interrupt lands in __del__
+        return reference_topk(x, axis=axis, k=k, largest=largest)
+
+    result = run_fuzz(RunConfig(target=CallableTarget(presses_ctrl_c_in_a_finalizer), max_examples=400, seed=0,
+                                settings_profile="ci", groups=("valid",)))
+    err = capfd.readouterr().err
+    assert result.interrupted, f"the run went on after the Ctrl-C: {result.total_examples} examples"
+    assert result.total_examples <= 6, f"expected the run to stop at the next example, ran {result.total_examples}"
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, f"stderr:\n{err}"
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler, "the run's handler was left installed"

@@ -37,20 +37,30 @@ from topkspec.targets.base import Target
 
 
 class _CtrlC:
-    """Notes a Ctrl-C as well as raising KeyboardInterrupt: Hypothesis may fold an interrupt
-    that lands while it replays a failure into an error of its own (a flaky failure), and the
-    run must still stop. Installed in the main thread only (elsewhere it does nothing)."""
+    """Notes a Ctrl-C as well as raising KeyboardInterrupt, so the run stops even where the
+    interrupt cannot stop it: Hypothesis may fold an interrupt that lands while it replays a
+    failure into an error of its own (a flaky failure), and Python drops an exception raised
+    in a garbage-collector callback or a finalizer, printing it as unraisable. The run checks
+    `pressed` before every example, and an interrupt Python drops is not printed. Installed in
+    the main thread only (elsewhere it does nothing)."""
 
     def __init__(self):
         self.pressed = False
         self.previous = None
+        self.previous_hook = None
 
     def _handler(self, signum, frame):
         self.pressed = True
         raise KeyboardInterrupt
 
+    def _unraisable(self, unraisable):
+        if self.pressed and isinstance(unraisable.exc_value, KeyboardInterrupt):
+            return  # ours, dropped where Python could not raise it: the next example stops the run
+        self.previous_hook(unraisable)
+
     def __enter__(self):
         import signal
+        import sys
         import threading
 
         if threading.current_thread() is threading.main_thread():
@@ -58,13 +68,17 @@ class _CtrlC:
             if self.previous is signal.SIG_IGN:  # Ctrl-C is off here (a background job): keep it off
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
                 self.previous = None
+            else:
+                self.previous_hook, sys.unraisablehook = sys.unraisablehook, self._unraisable
         return self
 
     def __exit__(self, *exc):
         import signal
+        import sys
 
         if self.previous is not None:
             signal.signal(signal.SIGINT, self.previous)
+            sys.unraisablehook = self.previous_hook
 
 
 def _check_names() -> dict:
@@ -182,12 +196,15 @@ def run_fuzz(config: RunConfig) -> RunResult:
     return result
 
 
-def group_test(target, result, group, strategy, body, *, progress=None, strict_doc=False):
+def group_test(target, result, group, strategy, body, *, progress=None, strict_doc=False, ctrl_c=None):
     """(test, ctx): a Hypothesis test (not yet given settings) checking `group` against the
-    target; after it fails, ctx.last holds the shrunk failure."""
+    target; after it fails, ctx.last holds the shrunk failure. With `ctrl_c` (a _CtrlC), an
+    example after a Ctrl-C raises KeyboardInterrupt whatever swallowed the first one."""
     ctx = GroupContext(target, result, group, strict_doc=strict_doc)
 
     def example(data):
+        if ctrl_c is not None and ctrl_c.pressed:
+            raise KeyboardInterrupt
         ctx.calls, ctx.outputs = [], []
         if ctx.stopped():
             return  # enough crashing/hanging replays: keep the smallest one seen
@@ -224,7 +241,8 @@ def _run_group(target, result, group, strategy, body, group_settings, seed, prog
     if seed is not None and group_settings.database is not None:
         passes = [settings(group_settings, phases=(Phase.reuse, Phase.shrink)), group_settings]
     for index, pass_settings in enumerate(passes):
-        test, ctx = group_test(target, result, group, strategy, body, progress=progress, strict_doc=strict_doc)
+        test, ctx = group_test(target, result, group, strategy, body, progress=progress, strict_doc=strict_doc,
+                               ctrl_c=ctrl_c)
         test = settings(pass_settings)(test)
         if seed is not None and index == len(passes) - 1:
             test = hypothesis_seed(seed)(test)
