@@ -314,7 +314,8 @@ def matches_reference(case, x, values, indices, expected=None) -> bool:
     index_rows, _ = rows(case, indices)
     if not (np.sort(index_rows, axis=1) == np.sort(rows(case, ref_indices)[0], axis=1)).all():
         return False
-    return bool((bits(rows(case, values)[0]) == bits(take_rows(rows(case, x)[0], index_rows.astype(np.int64)))).all())
+    at_indices = take_rows(rows(case, x)[0], index_rows.astype(np.int64))
+    return bool((bits(rows(case, values)[0]) == bits(at_indices)).all())
 
 
 def check_result(case, x, values, indices, expected=None):
