@@ -143,6 +143,20 @@ def test_a_metamorphic_call_that_returns_a_wrong_result_is_the_case_the_report_n
     assert "float32[3] axis=0 k=3" in failure.as_shown().case.describe(), failure.as_shown().case.describe()
 
 
+@pytest.mark.parametrize("failure_class, rule, shown_k", [
+    (failures.CRASH, "out.valid_accepted", 3),  # the K = 3 call crashed: that call is the case
+    (failures.REJECTS_VALID, "out.valid_accepted", 3),
+    (failures.WRONG_RESULT, "out.prefix", 1),  # two calls compared: the drawn case leads
+    (failures.NONDETERMINISTIC, "out.deterministic", 1),
+])
+def test_the_case_a_failure_is_shown_with_is_the_call_that_failed(failure_class, rule, shown_k):
+    drawn = Case("onnx:11", "TopK", "float32", (3,), 0, 1, index_dtype="int64")
+    x = np.array([4, 9, 1], np.float32)
+    failure = make_failure(drawn, x, [None, None], Violation(rule, "m", failure_class=failure_class),
+                           calls=[(drawn, x), (drawn.with_(k=3), x)], group="metamorphic")
+    assert failure.as_shown().case.k == shown_k, f"{failure_class}/{rule}: shown {failure.as_shown().case.describe()}"
+
+
 def test_bfloat16_inputs_survive_the_npz_and_the_program(tmp_path):
     import ml_dtypes
 

@@ -40,10 +40,13 @@ class Failure:
         return self.violation.failure_class
 
     def as_shown(self) -> "Failure":
-        """The failure as reports name it: with the case and input of the call whose own result
-        broke a single-result rule (a metamorphic example also calls with other K or axes than
-        it drew, and that call is the one to reproduce); else itself."""
-        if self.calls and self.failure_class == failures.WRONG_RESULT and self.rule not in failures.TWO_CALL_RULES:
+        """The failure as reports name it: with the case and input of the call that failed (a
+        metamorphic example also calls with other K or axes than it drew, and a wrong result,
+        refusal, crash or hang of such a call is that call's, and what repro.py runs); itself
+        when the failure is two calls compared, the example's call repeated or an invalid
+        descriptor accepted (its case is the drawn descriptor's)."""
+        drawn_case_kept = (failures.NONDETERMINISTIC, failures.ACCEPTS_INVALID)
+        if self.calls and self.rule not in failures.TWO_CALL_RULES and self.failure_class not in drawn_case_kept:
             case, x = self.calls[-1]
             if case != self.case or x is not self.x:
                 return replace(self, case=case, x=x)

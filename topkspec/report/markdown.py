@@ -128,7 +128,7 @@ def report_markdown(failure, result, relation: str, *, title: str, stack, repro:
               _descriptor(case), "```", ""]
     if drawn is not None and drawn != case:
         parts += [f"The property group `{failure.group}` drew {case_text(drawn)} and made this call to "
-                  f"check it; this call's own result breaks the rule.", ""]
+                  f"check it; this call is the one that failed.", ""]
     if failure.draw is not None:
         parts += [f"It breaks {', '.join(f'`{r}`' for r in sorted(failure.draw.rules))}: {failure.draw.how}.", ""]
     if failure.x is not None:
