@@ -163,7 +163,7 @@ def pytest_runtest_makereport(item, call):
         return
     from topkspec.report.summary import failure_lines
 
-    lines = [f"[{failure.failure_class}] {failure.rule}: {failure.as_shown().case.describe()}"]
+    lines = [f"[{failure.failure_class}] {failure.rule}: {failure.case.describe()}"]
     lines += failure_lines(failure, indent="    ")
     folder = session.write_report(group)
     lines.append(f"bug report: {folder}" if folder else "bug report: none written (give --topk-report-dir DIR)")

@@ -35,9 +35,14 @@ def _floor_once(max_examples: int, seed: int) -> tuple[int, float]:
     return len(calls), time.perf_counter() - start
 
 
+def _median(items, key):
+    """The middle item by `key` (the upper one of an even count)."""
+    return sorted(items, key=key)[len(items) // 2]
+
+
 def _floor_line(samples) -> dict:
     """The floor's median sample."""
-    count, seconds = sorted(samples, key=lambda sample: sample[1])[len(samples) // 2]
+    count, seconds = _median(samples, key=lambda sample: sample[1])
     return {"target": "hypothesis-floor", "examples": count, "seconds": round(seconds, 4),
             "examples_per_s": round(count / seconds, 1), "samples": len(samples)}
 
@@ -62,7 +67,7 @@ def _target_line(name: str, paired) -> dict:
     """The run whose share of the floor is the median of `paired` [(share, run)] (the same
     seed draws the same examples each time); generation is what Hypothesis spends outside the
     example bodies (drawing and bookkeeping)."""
-    share, result = sorted(paired, key=lambda pair: pair[0])[len(paired) // 2]
+    share, result = _median(paired, key=lambda pair: pair[0])
     timing = result.timing
     return {"target": name, "profile": result.profile, "examples": result.total_examples,
             "examples_per_s": round(result.total_examples / result.seconds, 1),

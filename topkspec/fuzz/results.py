@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -12,19 +12,39 @@ from topkspec.properties.failures import Violation
 from topkspec.fuzz.config import EXIT_INTERRUPTED, EXIT_VACUOUS, MIN_JUDGED_SHARE
 
 
+# How a failure is observed, which decides what a report's repro.py checks: by failure class,
+# then by the rules that compare two calls; any other failure is one call's result.
+_CLASS_RELATIONS = {failures.CRASH: "crash", failures.HANG: "hang", failures.REJECTS_VALID: "accept",
+                    failures.ACCEPTS_INVALID: "reject", failures.NONDETERMINISTIC: "deterministic"}
+_TWO_CALL_RELATIONS = {"out.prefix": "prefix", "out.axis_moves": "axis_moves", "out.topk_equals_topk1": "same"}
+# Relations observed on one call, the example's last.
+ONE_CALL_RELATIONS = ("result", "crash", "hang", "accept")
+
+
 @dataclass
 class Failure:
-    """One distinct failure: the shrunk example and how it was observed."""
+    """One distinct failure: the shrunk example and how it was observed.
+
+    `case` and `x` are those of the call that failed: a metamorphic example also calls with
+    other K or axes than it drew, and a wrong result, refusal, crash or hang of such a call is
+    that call's (and what repro.py runs); `drawn` then keeps the case the example drew."""
 
     target: str
     group: str
     violation: Violation
-    case: object  # the judged Case of the example
+    case: object  # the judged Case of the call that failed
     x: np.ndarray | None
     calls: list  # [(case, x)] every target call of the example, in order
     outputs: list  # [(values, indices) or None] per call
     draw: object = None  # the InvalidDraw for a rejection failure
     report_dir: str | None = None
+    drawn: object = None  # the example's own case, when the call that failed was another
+
+    def __post_init__(self):
+        if self.calls and self.draw is None and self.relation in ONE_CALL_RELATIONS:
+            case, self.x = self.calls[-1]
+            if case != self.case:
+                self.drawn, self.case = self.case, case
 
     @property
     def rule(self) -> str:
@@ -39,18 +59,13 @@ class Failure:
     def failure_class(self) -> str:
         return self.violation.failure_class
 
-    def as_shown(self) -> "Failure":
-        """The failure as reports name it: with the case and input of the call that failed (a
-        metamorphic example also calls with other K or axes than it drew, and a wrong result,
-        refusal, crash or hang of such a call is that call's, and what repro.py runs); itself
-        when the failure is two calls compared, the example's call repeated or an invalid
-        descriptor accepted (its case is the drawn descriptor's)."""
-        drawn_case_kept = (failures.NONDETERMINISTIC, failures.ACCEPTS_INVALID)
-        if self.calls and self.rule not in failures.TWO_CALL_RULES and self.failure_class not in drawn_case_kept:
-            case, x = self.calls[-1]
-            if case != self.case or x is not self.x:
-                return replace(self, case=case, x=x)
-        return self
+    @property
+    def relation(self) -> str:
+        """How the failure is observed: crash, hang, accept, reject, deterministic, prefix,
+        axis_moves, same (TOP_K against TOP_K1) or result."""
+        if self.failure_class in _CLASS_RELATIONS:
+            return _CLASS_RELATIONS[self.failure_class]
+        return _TWO_CALL_RELATIONS.get(self.rule, "result")
 
     @property
     def key(self) -> tuple:

@@ -120,7 +120,7 @@ def format_summary(result) -> str:
         lines.append(f"  {name:<28} {count}")
     for failure in result.failures:
         where = f" -> {failure.report_dir}" if failure.report_dir else ""
-        lines.append(f"  [{failure.failure_class}] {failure.rule}: {failure.as_shown().case.describe()}{where}")
+        lines.append(f"  [{failure.failure_class}] {failure.rule}: {failure.case.describe()}{where}")
         if not failure.report_dir:
             lines += failure_lines(failure)
     for group, message in result.errors:

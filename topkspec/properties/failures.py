@@ -12,9 +12,6 @@ UNSUPPORTED = "unsupported"  # a target's declared gap: shown, never a failure
 
 FAILURE_CLASSES = (WRONG_RESULT, CRASH, HANG, REJECTS_VALID, ACCEPTS_INVALID, NONDETERMINISTIC, ADAPTER_ERROR)
 
-# Rules broken by comparing two calls of the target, not by one call's result.
-TWO_CALL_RULES = ("out.prefix", "out.axis_moves", "out.topk_equals_topk1")
-
 
 class Violation(AssertionError):
     """A broken guarantee: which rules, what broke, where, expected against actual.

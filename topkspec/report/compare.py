@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from topkspec.properties import failures
 from topkspec.spec import dtypes
 from topkspec.properties.sequences import same_bits
 from topkspec.properties.result import reference_result
@@ -14,12 +13,7 @@ TABLE_ROWS = 40  # rows of the expected/actual table before it is cut
 
 def relation_of(failure) -> str:
     """How the failure is observed, which decides what repro.py checks."""
-    kind = {failures.CRASH: "crash", failures.HANG: "hang", failures.REJECTS_VALID: "accept",
-            failures.ACCEPTS_INVALID: "reject", failures.NONDETERMINISTIC: "deterministic"}
-    if failure.failure_class in kind:
-        return kind[failure.failure_class]
-    two_calls = dict(zip(failures.TWO_CALL_RULES, ("prefix", "axis_moves", "same")))
-    return two_calls.get(failure.rule, "result")
+    return failure.relation
 
 
 def calls_for(failure, relation: str) -> list:

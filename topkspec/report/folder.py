@@ -85,7 +85,6 @@ def rerun_command(result, spec_text: str) -> str:
 def write_report(failure, result, directory: str, *, target_spec=None, index: int = 1,
                  timeout: float = 5.0) -> str:
     """Write the report folder of one failure under `directory`; returns its path."""
-    drawn, failure = failure, failure.as_shown()
     relation = relation_of(failure)
     folder = os.path.join(directory, f"{index:02d}-{slug(failure.rule)}-{slug(failure.failure_class)}")
     os.makedirs(folder, exist_ok=True)
@@ -105,8 +104,8 @@ def write_report(failure, result, directory: str, *, target_spec=None, index: in
     document = {
         "title": title, "target": failure.target, "target_spec": spec_text,
         "version": result.version, "profile": result.profile, "group": failure.group,
-        "relation": relation, "case": failure.case.to_dict(), "drawn_case": drawn.case.to_dict(),
-        "calls": [_call_dict(c) for c, _ in calls],
+        "relation": relation, "case": failure.case.to_dict(),
+        "drawn_case": (failure.drawn or failure.case).to_dict(), "calls": [_call_dict(c) for c, _ in calls],
         "violation": failure.violation.to_dict(), "seed": result.seed,
         "invalid_rules": sorted(failure.draw.rules) if failure.draw is not None else None,
         "rules": {rule: citations(rule, failure.case) for rule in failure.violation.rules},
@@ -120,8 +119,8 @@ def write_report(failure, result, directory: str, *, target_spec=None, index: in
         handle.write(repro)
     with open(os.path.join(folder, "report.md"), "w") as handle:
         handle.write(report_markdown(failure, result, relation, title=title, stack=stack, repro=repro,
-                                     rerun=rerun_command(result, spec_text), timeout=timeout, drawn=drawn.case))
-    drawn.report_dir = failure.report_dir = folder
+                                     rerun=rerun_command(result, spec_text), timeout=timeout))
+    failure.report_dir = folder
     return folder
 
 

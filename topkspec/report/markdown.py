@@ -106,7 +106,7 @@ def environment(stack) -> list[str]:
 
 
 def report_markdown(failure, result, relation: str, *, title: str, stack, repro: str, rerun: str,
-                    timeout: float, drawn=None) -> str:
+                    timeout: float) -> str:
     import topkspec
     from topkspec import spec
 
@@ -126,8 +126,8 @@ def report_markdown(failure, result, relation: str, *, title: str, stack, repro:
                                              + (f" Why: {rule.reason}" if rule.reason else "") if rule else ""))
     parts += ["", "## The case", "", f"{case_text(case)} at `{case.profile}`:", "", "```json",
               _descriptor(case), "```", ""]
-    if drawn is not None and drawn != case:
-        parts += [f"The property group `{failure.group}` drew {case_text(drawn)} and made this call to "
+    if failure.drawn is not None:
+        parts += [f"The property group `{failure.group}` drew {case_text(failure.drawn)} and made this call to "
                   f"check it; this call is the one that failed.", ""]
     if failure.draw is not None:
         parts += [f"It breaks {', '.join(f'`{r}`' for r in sorted(failure.draw.rules))}: {failure.draw.how}.", ""]

@@ -34,7 +34,6 @@ def sides(failure) -> tuple[str, str]:
 
 def failure_lines(failure, indent: str = "      ") -> list[str]:
     """The lines under a failure's heading in the summary."""
-    failure = failure.as_shown()
     expected, actual = sides(failure)
     lines = [f"what:     {message_of(failure.violation)}"]
     if failure.x is not None:
