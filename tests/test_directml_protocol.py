@@ -13,14 +13,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
 
 from topkspec import spec
 from topkspec.properties import failures
 from topkspec.fuzz.isolation import TargetCrashed, TargetHung
 from topkspec.spec.reference import reference_topk
 from topkspec.fuzz import RunConfig, resolve_target, run_fuzz
-from topkspec.spec import Case
 from topkspec.strategies import invalid_descriptors, valid_cases
 from topkspec.targets.base import Rejected, Target, as_index_type
 from topkspec.targets.directml import compare, environment, protocol

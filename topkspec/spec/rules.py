@@ -12,7 +12,7 @@ properties must not assume one).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from topkspec.spec.citations import BUFFER, K1, LEVELS, ONNX, TOPK, section_title
 from topkspec.spec.tables import DOCUMENTS

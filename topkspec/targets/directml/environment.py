@@ -24,7 +24,6 @@ import json
 import os
 import re
 import shutil
-import struct
 import subprocess
 import sys
 from dataclasses import dataclass, field
