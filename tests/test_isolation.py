@@ -1,5 +1,6 @@
 """Isolation: a target that crashes or hangs runs in a worker process; the run carries on."""
 import ctypes
+import multiprocessing
 import os
 import signal
 import sys
@@ -11,9 +12,9 @@ import pytest
 from topkspec.properties import failures
 from topkspec.fuzz.isolation import IsolatedTarget, TargetCrashed, TargetHung, describe_exit
 from topkspec.spec.reference import reference_topk
-from topkspec.fuzz import RunConfig, run_fuzz
+from topkspec.fuzz import RunConfig, resolve_target, run_fuzz
 from topkspec.spec import Case
-from topkspec.targets.base import Rejected, Target
+from topkspec.targets.base import CallableTarget, Rejected, Target
 
 HERE = os.path.abspath(__file__)
 CASE = Case("dml:5.0", "TOP_K1", "float32", (4,), 0, 1)
@@ -67,6 +68,15 @@ def interrupts_itself(x, *, axis, k, largest=True):
     os.kill(os.getpid(), signal.SIGINT)  # as a Ctrl-C in the terminal reaches every process
     time.sleep(0.2)
     return reference_topk(x, axis=axis, k=k, largest=largest)
+
+
+def built_when_let_through():
+    """A target whose worker does not finish starting until the file $TOPKSPEC_TEST_GATE
+    exists (in this process it is built at once)."""
+    if multiprocessing.parent_process() is not None:  # in a worker
+        while not os.path.exists(os.environ["TOPKSPEC_TEST_GATE"]):
+            time.sleep(0.01)
+    return CallableTarget(reference_topk, name="gated")
 
 
 class AsksPerType(Target):
@@ -127,6 +137,39 @@ def test_rejections_and_printing_pass_through_the_worker():
 def test_a_target_that_cannot_be_built_is_bad_usage():
     with pytest.raises(ValueError, match="no attribute"):
         IsolatedTarget(f"{HERE}:no_such_function")
+
+
+def test_without_waiting_the_worker_starts_meanwhile_and_its_first_use_waits(tmp_path, monkeypatch):
+    gate = tmp_path / "go"
+    monkeypatch.setenv("TOPKSPEC_TEST_GATE", str(gate))
+    # The worker cannot finish starting before the gate opens, so returning at all means no wait
+    # (waiting would end in TargetHung after START_TIMEOUT).
+    target = resolve_target(f"{HERE}:built_when_let_through", isolate=True, timeout=5.0)
+    try:
+        assert isinstance(target, IsolatedTarget), f"resolved to {type(target).__name__}, not a worker"
+        gate.touch()
+        assert target.name == "gated", f"name reported by the worker: expected 'gated', got {target.name!r}"
+        values, indices = target.run(CASE.with_(k=2), X)
+        assert values.tolist() == [4.0, 3.0], f"values: expected [4.0, 3.0], got {values.tolist()}"
+    finally:
+        target.close()
+
+
+def test_a_worker_closed_while_it_starts_is_stopped(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOPKSPEC_TEST_GATE", str(tmp_path / "never"))
+    target = IsolatedTarget(f"{HERE}:built_when_let_through", wait=False)
+    target.close()
+    workers = [p for p in multiprocessing.active_children() if p.name == "topkspec-worker"]
+    assert workers == [], f"workers still running after close(): {workers}"
+
+
+def test_a_target_the_worker_cannot_build_fails_at_its_first_use_without_waiting():
+    target = IsolatedTarget(f"{HERE}:no_such_function", wait=False)
+    try:
+        with pytest.raises(ValueError, match="no attribute"):
+            target.version()
+    finally:
+        target.close()
 
 
 @pytest.mark.parametrize("name, failure_class", [("sigsegv_when_k_above_1", failures.CRASH),

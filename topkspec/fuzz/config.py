@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from hypothesis import settings
-
 from topkspec.errors import UsageError
 from topkspec.fuzz.isolation import DEFAULT_TIMEOUT
 
@@ -45,6 +43,8 @@ class RunError(UsageError):
 
 def register_profiles() -> None:
     """Register topkspec's Hypothesis settings profiles ci, dev and nightly (not loading any)."""
+    from hypothesis import settings  # here: the command line resolves its target before Hypothesis loads
+
     for name, values in PROFILES.items():
         settings.register_profile(f"topkspec-{name}", **values)
         settings.register_profile(name, **values)

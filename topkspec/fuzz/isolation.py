@@ -2,6 +2,8 @@
 
 `IsolatedTarget(spec)` is a Target whose `supports` and `run` calls go to a reused worker
 process that built the target from `spec` (a name or import string, or a picklable Target).
+With `wait=False` it returns as soon as the worker is started, and the first use waits for it:
+the caller goes on with its own start-up while the worker imports the runtime.
 When the worker dies during a call (a segfault, an abort, an exit) the call raises
 `TargetCrashed`; when it does not answer within `timeout` seconds it is killed and the call
 raises `TargetHung`. Either way the next call starts a fresh worker.
@@ -142,19 +144,23 @@ class IsolatedTarget(Target):
 
     native = True
 
-    def __init__(self, spec, *, timeout: float = DEFAULT_TIMEOUT):
+    def __init__(self, spec, *, timeout: float = DEFAULT_TIMEOUT, wait: bool = True):
         self.spec = spec
         self.timeout = timeout
         self.restarts = 0  # workers started after the first (one per crash or hang)
         self._process = None
         self._conn = None
-        self._info = None
+        self._about = None  # what the worker reported on starting
+        self._starting = False  # a worker was started and has not reported yet
         self._support_answers = {}  # supports() by the target's support_fields
         self._pending = None  # waits for the answer to the request sent last, until it is taken
         self._block = SharedBlock()  # kept across workers, closed with the target
         try:
-            self._start()
+            self._launch()
+            if wait:
+                self._handshake()
         except BaseException:
+            self._stop(kill=True)
             self._block.close()
             raise
 
@@ -179,7 +185,8 @@ class IsolatedTarget(Target):
         self._process.join(5)
         return describe_exit(self._process.exitcode)
 
-    def _start(self) -> None:
+    def _launch(self) -> None:
+        """Start a worker; `_handshake` waits for it to report."""
         context = multiprocessing.get_context("spawn")
         conn, child = context.Pipe()
         self._conn = Wire(conn, self._block.memory, half=0)
@@ -188,6 +195,11 @@ class IsolatedTarget(Target):
         with _ctrl_c_ignored():  # inherited by the new process until it ignores Ctrl-C itself
             self._process.start()
         child.close()  # so the worker's end closing is seen here as EOF
+        self._starting = True
+
+    def _handshake(self) -> None:
+        """Wait for the worker started last to report what it built; a worker that fails to
+        start is stopped, and raises TargetCrashed, TargetHung or ValueError."""
         try:
             reply = self._answer(START_TIMEOUT)
         except EOFError:
@@ -201,13 +213,27 @@ class IsolatedTarget(Target):
         if status != "ok":
             self._stop(kill=True)
             raise ValueError(f"cannot build target {self.spec!r} in the worker: {payload}")
-        if self._info is not None:
+        self._starting = False  # only once its report is off the pipe (a Ctrl-C may cut the wait short)
+        if self._about is not None:
             self.restarts += 1
-        self._info = payload
+        self._about = payload
+
+    def _start(self) -> None:
+        self._launch()
+        self._handshake()
+
+    @property
+    def _info(self) -> dict:
+        """What the worker reported on starting (waited for here when it has not yet)."""
+        if self._starting:
+            self._handshake()
+        return self._about
 
     def _stop(self, kill: bool = False) -> None:
         process, conn = self._process, self._conn
+        kill = kill or self._starting  # a worker still importing its runtime has nothing to finish
         self._process = self._conn = self._pending = None
+        self._starting = False
         if process is None:
             return
         if not kill and process.is_alive():
@@ -230,6 +256,8 @@ class IsolatedTarget(Target):
                 pass
         if self._process is None:
             self._start()
+        elif self._starting:
+            self._handshake()
         try:
             self._conn.send((method, args))
         except (OSError, ValueError):

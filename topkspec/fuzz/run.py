@@ -30,7 +30,7 @@ from topkspec.fuzz.config import DEFAULT_DATABASE, PROFILES, PROFILES_WITH_DATAB
 from topkspec.fuzz.context import GroupContext
 from topkspec.fuzz.database import KeyedDatabase, open_database
 from topkspec.fuzz.groups import case_of, plan_groups, split_budget
-from topkspec.fuzz.isolation import IsolatedTarget, TargetCrashed, TargetHung
+from topkspec.fuzz.resolve import resolve_target
 from topkspec.fuzz.results import Failure, RunResult, record_failure
 from topkspec.fuzz.summary import Progress
 from topkspec.targets.base import Target
@@ -86,44 +86,6 @@ def _check_names() -> dict:
     return {prop.check: prop.name for prop in CATALOGUE}
 
 
-def resolve_target(spec, *, isolate: bool | None, timeout: float, notes: list | None = None) -> Target:
-    """The target to drive: built from `spec`, in a worker process when it is native (plain
-    functions count as native: they may wrap native code) or when asked. Under `auto`
-    (isolate=None) a Target object that cannot be sent to a worker (a lambda, a local
-    function) runs in this process, and a line saying so goes to `notes`."""
-    from topkspec.targets.base import availability
-    from topkspec.targets.registry import get_target
-
-    target = get_target(spec)
-    usable, why = availability(target)
-    if not usable:
-        raise RunError(f"target {target.name} cannot run here: {why}")
-    auto = isolate is None
-    if auto:  # a target that runs its own worker process is not wrapped in another
-        isolate = target.native and not getattr(target, "isolates_itself", False)
-    if not isolate:
-        if hasattr(target, "set_timeout"):
-            target.set_timeout(timeout)
-        return target
-    if isinstance(spec, str):
-        target.close()
-        return IsolatedTarget(spec, timeout=timeout)
-    try:
-        isolated = IsolatedTarget(target, timeout=timeout)
-    except (TargetCrashed, TargetHung):
-        raise
-    except Exception as exc:
-        if not auto:
-            raise RunError(f"target {target.name} cannot run in a worker process: {type(exc).__name__}: "
-                           f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''}") from None
-        if notes is not None:
-            notes.append(f"{target.name} runs in this process, not isolated: it cannot be sent to a worker "
-                         f"process ({type(exc).__name__}); name it by import string to isolate it")
-        return target
-    target.close()
-    return isolated
-
-
 def _settings_for(config: RunConfig):
     """(base settings, database location) from the settings profile and the options."""
     register_profiles()
@@ -151,18 +113,20 @@ def _group_settings(config: RunConfig, values: dict, database, examples: int, ke
         phases=tuple(Phase) if config.shrink else tuple(p for p in Phase if p != Phase.shrink))
 
 
-def run_fuzz(config: RunConfig) -> RunResult:
-    """Fuzz one target; see the module text. Raises RunError/TargetError for bad usage."""
+def run_fuzz(config: RunConfig, *, target: Target | None = None) -> RunResult:
+    """Fuzz one target; see the module text. Raises RunError/TargetError for bad usage.
+    `target`: config.target already resolved (resolve_target); the run closes it either way."""
     from topkspec import spec
 
-    values, database_at = _settings_for(config)
-    budget = config.max_examples if config.max_examples is not None else values["max_examples"]
-    if budget < 1:
-        raise RunError(f"--max-examples must be at least 1, got {budget}")
-    database = open_database(database_at)
     notes: list = []
-    target = resolve_target(config.target, isolate=config.isolate, timeout=config.timeout, notes=notes)
     try:
+        values, database_at = _settings_for(config)
+        budget = config.max_examples if config.max_examples is not None else values["max_examples"]
+        if budget < 1:
+            raise RunError(f"--max-examples must be at least 1, got {budget}")
+        database = open_database(database_at)
+        if target is None:
+            target = resolve_target(config.target, isolate=config.isolate, timeout=config.timeout, notes=notes)
         profile = spec.parse_profile(config.profile or target.default_profile).name
         if not spec.ops(profile):
             raise RunError(f"no TopK operator exists at {profile} (the earliest is TOP_K, at DirectML feature "
@@ -189,7 +153,8 @@ def run_fuzz(config: RunConfig) -> RunResult:
                 result.interrupted = True
         result.seconds = time.perf_counter() - start
     finally:
-        target.close()
+        if target is not None:
+            target.close()
     if config.report_dir:
         from topkspec.report import write_reports
         write_reports(result, config.report_dir, target_spec=config.target, timeout=config.timeout)

@@ -1,0 +1,57 @@
+"""Which target a run drives, and where: in this process, or in a worker process (isolation).
+
+Light on purpose (no Hypothesis): the command line resolves its target first, so a worker
+process imports its runtime while this one loads the engine.
+"""
+from __future__ import annotations
+
+from topkspec.fuzz.config import RunError
+from topkspec.fuzz.isolation import IsolatedTarget, TargetCrashed, TargetHung
+from topkspec.targets.base import Target
+
+
+def resolve_target(spec, *, isolate: bool | None, timeout: float, notes: list | None = None) -> Target:
+    """The target to drive: built from `spec`, in a worker process when it is native (plain
+    functions count as native: they may wrap native code) or when asked. Under `auto`
+    (isolate=None) a Target object that cannot be sent to a worker (a lambda, a local
+    function) runs in this process, and a line saying so goes to `notes`.
+
+    A target named by a string gets its worker started before its availability is checked
+    here, and is returned without waiting for the worker: its first use waits."""
+    from topkspec.targets.base import availability
+    from topkspec.targets.registry import get_target
+
+    target = get_target(spec)
+    auto = isolate is None
+    if auto:  # a target that runs its own worker process is not wrapped in another
+        isolate = target.native and not getattr(target, "isolates_itself", False)
+    worker = IsolatedTarget(spec, timeout=timeout, wait=False) if isolate and isinstance(spec, str) else None
+    try:
+        usable, why = availability(target)
+        if not usable:
+            raise RunError(f"target {target.name} cannot run here: {why}")
+    except BaseException:
+        if worker is not None:
+            worker.close()
+        raise
+    if worker is not None:
+        target.close()
+        return worker
+    if not isolate:
+        if hasattr(target, "set_timeout"):
+            target.set_timeout(timeout)
+        return target
+    try:
+        isolated = IsolatedTarget(target, timeout=timeout)
+    except (TargetCrashed, TargetHung):
+        raise
+    except Exception as exc:
+        if not auto:
+            raise RunError(f"target {target.name} cannot run in a worker process: {type(exc).__name__}: "
+                           f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''}") from None
+        if notes is not None:
+            notes.append(f"{target.name} runs in this process, not isolated: it cannot be sent to a worker "
+                         f"process ({type(exc).__name__}); name it by import string to isolate it")
+        return target
+    target.close()
+    return isolated
