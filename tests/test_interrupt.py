@@ -71,3 +71,20 @@ def test_a_ctrl_c_python_drops_in_a_finalizer_still_stops_the_run_at_the_next_ex
     assert result.total_examples <= 6, f"expected the run to stop at the next example, ran {result.total_examples}"
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, f"stderr:\n{err}"
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler, "the run's handler was left installed"
+
+
+def test_a_ctrl_c_before_the_run_begins_stops_the_worker_started_for_it(monkeypatch):
+    """The command line starts the target's worker before it loads the engine; an interrupt in
+    between (here: as the run is called) must not leave the worker or its shared memory behind."""
+    import multiprocessing
+
+    from topkspec.cli import main
+
+    def interrupted(config, *, target=None):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("topkspec.fuzz.run.run_fuzz", interrupted)
+    code = main(["fuzz", "--target", "reference", "--isolate", "always", "--max-examples", "5", "--quiet"])
+    assert code == 130, f"exit code: expected 130, got {code}"
+    workers = [p for p in multiprocessing.active_children() if p.name == "topkspec-worker"]
+    assert workers == [], f"workers left running after the interrupt: {workers}"

@@ -135,13 +135,16 @@ def cmd_fuzz(args) -> int:
     check_target_names([args.target])
     # First: a target's worker process starts and imports its runtime while this one loads the engine.
     target = resolve_target(args.target, isolate=_isolate(args.isolate), timeout=args.timeout)
-    from topkspec.fuzz import RunConfig, format_summary, run_fuzz
+    try:
+        from topkspec.fuzz import RunConfig, format_summary, run_fuzz
 
-    config = RunConfig(target=args.target, profile=args.profile, max_examples=args.max_examples,
-                       seed=args.seed, settings_profile=args.settings_profile, database=args.database,
-                       report_dir=args.report_dir, isolate=_isolate(args.isolate), timeout=args.timeout,
-                       progress=None if args.quiet else sys.stderr, strict_doc=args.strict_doc)
-    result = run_fuzz(config, target=target)
+        config = RunConfig(target=args.target, profile=args.profile, max_examples=args.max_examples,
+                           seed=args.seed, settings_profile=args.settings_profile, database=args.database,
+                           report_dir=args.report_dir, isolate=_isolate(args.isolate), timeout=args.timeout,
+                           progress=None if args.quiet else sys.stderr, strict_doc=args.strict_doc)
+        result = run_fuzz(config, target=target)
+    finally:
+        target.close()  # the run closes it too; this is for a Ctrl-C before the run begins
     print(format_summary(result))
     if result.interrupted:
         print("topkspec: interrupted", file=sys.stderr)
