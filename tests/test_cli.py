@@ -209,6 +209,9 @@ def test_bench_prints_json_lines_with_the_floor(capsys):
     coverage = [line for line in lines if "coverage" in line]
     assert {line["coverage"] for line in coverage} == {"valid", "nan", "metamorphic", "deterministic"}, coverage
     assert all(line["examples"] == 30 and "K = 1" in line["shape"] for line in coverage), coverage
+    nan_rows = {line["coverage"]: "NaN" in line["values"] for line in coverage}
+    assert nan_rows == {"valid": False, "nan": True, "metamorphic": True, "deterministic": True}, (
+        f"a NaN row only for the groups that may draw NaN (valid is NaN-free on purpose): {nan_rows}")
     for key in ("examples_per_s", "generation_s", "target_s", "checks_s"):
         assert lines[1][key] >= 0, f"bench {key}: {lines[1]}"
     assert lines[0]["examples_per_s"] > 0 and lines[0]["samples"] == 3, f"floor: one before and after each run: {lines[0]}"

@@ -141,7 +141,7 @@ def tally(drawn) -> dict:
     }
 
 
-def format_tally(group: str, table: dict, *, nan_expected: bool = True, floor: float = 2.0) -> str:
+def format_tally(group: str, table: dict, *, floor: float = 2.0) -> str:
     """A table a person reads; shares below `floor` % are marked with '!'."""
     types = list(table["dtypes"])
     lines = [f"{group}: {table['examples']} examples"]
@@ -150,8 +150,6 @@ def format_tally(group: str, table: dict, *, nan_expected: bool = True, floor: f
     width = max([8] + [len(t) for t in types])
     lines.append("  " + " " * 32 + " ".join(f"{t:>{width}}" for t in types))
     for pattern, shares in table["values"].items():
-        if pattern == "NaN" and not nan_expected:
-            continue
         cells = []
         for t in types:
             if t not in shares:
