@@ -189,12 +189,17 @@ class IsolatedTarget(Target):
         """Start a worker; `_handshake` waits for it to report."""
         context = multiprocessing.get_context("spawn")
         conn, child = context.Pipe()
-        self._conn = Wire(conn, self._block.memory, half=0)
-        self._process = context.Process(target=_worker_main, args=(child, self.spec, self._block.name),
-                                        daemon=True, name="topkspec-worker")
-        with _ctrl_c_ignored():  # inherited by the new process until it ignores Ctrl-C itself
-            self._process.start()
-        child.close()  # so the worker's end closing is seen here as EOF
+        process = context.Process(target=_worker_main, args=(child, self.spec, self._block.name),
+                                  daemon=True, name="topkspec-worker")
+        try:
+            with _ctrl_c_ignored():  # inherited by the new process until it ignores Ctrl-C itself
+                process.start()  # raises when the spec cannot be sent (a lambda, say): nothing started
+        except BaseException:
+            conn.close()
+            raise
+        finally:
+            child.close()  # so the worker's end closing is seen here as EOF
+        self._process, self._conn = process, Wire(conn, self._block.memory, half=0)
         self._starting = True
 
     def _handshake(self) -> None:
