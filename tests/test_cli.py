@@ -219,6 +219,15 @@ def test_bench_prints_json_lines_with_the_floor(capsys):
     assert len(runs) == 2 and lines[1]["of_floor"] == runs[1] > 0, f"of_floor: the median of the runs' shares: {lines[1]}"
 
 
+@pytest.mark.parametrize("how, says", [("raise", "cannot build target"), ("exit", "exited with code 3 while starting")])
+def test_a_target_whose_worker_cannot_start_is_one_line_and_exit_code_2(capsys, monkeypatch, how, says):
+    monkeypatch.setenv("TOPKSPEC_TEST_WORKER_START", how)
+    target = os.path.join(REPO, "tests", "plugins", "worker_start.py") + ":topk"
+    code, out, err = fuzz(capsys, "--target", target, "--max-examples", "5")
+    assert code == 2, f"exit code: expected 2, got {code}\n{out}{err}"
+    assert says in err and len(err.strip().splitlines()) == 1, f"expected one line saying {says!r}, got {err!r}"
+
+
 def test_fuzz_strict_doc_applies_the_literal_k_bound(capsys):
     args = ["--target", f"{PLANTED}:CORRECT", "--spec", "dml:5.0", "--max-examples", "80", "--seed", "0"]
     code, out, err = fuzz(capsys, *args)

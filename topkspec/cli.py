@@ -13,7 +13,7 @@ import os
 import sys
 
 from topkspec.errors import UsageError
-from topkspec.fuzz.isolation import DEFAULT_TIMEOUT
+from topkspec.fuzz.isolation import DEFAULT_TIMEOUT, TargetCrashed, TargetHung
 
 
 
@@ -208,7 +208,7 @@ def main(argv=None) -> int:
             parser.print_help()
             return 2
         return commands[args.command](args)
-    except UsageError as exc:  # bad usage: unknown target or profile, bad option or input
+    except (UsageError, TargetCrashed, TargetHung) as exc:  # bad usage, or a target that cannot start
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         print(f"topkspec: error: {message}", file=sys.stderr)
         return 2

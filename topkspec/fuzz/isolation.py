@@ -26,6 +26,7 @@ import time
 
 from topkspec.fuzz.wire import SharedBlock, Wire, attach
 from topkspec.targets.base import AdapterError, Rejected, Target, describe_error
+from topkspec.targets.registry import TargetError
 
 DEFAULT_TIMEOUT = 5.0  # seconds per call; a TopK on the suite's small tensors takes milliseconds
 START_TIMEOUT = 120.0  # importing a runtime in a fresh process can take a while
@@ -204,7 +205,8 @@ class IsolatedTarget(Target):
 
     def _handshake(self) -> None:
         """Wait for the worker started last to report what it built; a worker that fails to
-        start is stopped, and raises TargetCrashed, TargetHung or ValueError."""
+        start is stopped, and raises TargetCrashed, TargetHung or TargetError (the spec names
+        nothing the worker can build)."""
         try:
             reply = self._answer(START_TIMEOUT)
         except EOFError:
@@ -217,7 +219,7 @@ class IsolatedTarget(Target):
         status, payload = reply
         if status != "ok":
             self._stop(kill=True)
-            raise ValueError(f"cannot build target {self.spec!r} in the worker: {payload}")
+            raise TargetError(f"cannot build target {self.spec!r} in the worker: {payload}")
         self._starting = False  # only once its report is off the pipe (a Ctrl-C may cut the wait short)
         if self._about is not None:
             self.restarts += 1
