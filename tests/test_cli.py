@@ -219,6 +219,18 @@ def test_bench_prints_json_lines_with_the_floor(capsys):
     assert len(runs) == 2 and lines[1]["of_floor"] == runs[1] > 0, f"of_floor: the median of the runs' shares: {lines[1]}"
 
 
+def test_a_report_folder_that_cannot_be_written_is_bad_usage_before_the_run(capsys, tmp_path):
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+    code, out, err = fuzz(capsys, "--target", f"{PLANTED}:one_based_indices", "--max-examples", "60", "--seed", "0",
+                          "--report-dir", str(a_file))
+    assert code == 2, f"fuzz exit code: expected 2, got {code}\n{out}{err}"
+    assert "cannot write reports to" in err and out == "", f"expected one line and no run, got {out!r} {err!r}"
+    code = main(["matrix", "--targets", "reference", "--max-examples", "5", "--quiet", "--out", str(a_file / "m.md")])
+    err = capsys.readouterr().err
+    assert code == 2 and "cannot write a file in" in err, f"matrix --out: expected exit 2, got {code}: {err!r}"
+
+
 @pytest.mark.parametrize("how, says", [("raise", "cannot build target"), ("exit", "exited with code 3 while starting")])
 def test_a_target_whose_worker_cannot_start_is_one_line_and_exit_code_2(capsys, monkeypatch, how, says):
     monkeypatch.setenv("TOPKSPEC_TEST_WORKER_START", how)

@@ -61,6 +61,7 @@ def test_statistics_show_the_suites_coverage_events(pytester):
     ("--topk-target", "onnxruntme", "*unknown target 'onnxruntme' (did you mean 'onnxruntime'?)*"),
     ("--topk-target", f"{PLANTED}:no_such_function", "*no attribute*"),
     ("--topk-spec", "cuda:1", "*unknown profile*"),
+    ("--topk-report-dir", os.path.abspath(__file__), "*cannot write reports to*it is a file*"),
 ])
 def test_bad_options_are_usage_errors(pytester, option, value, message):
     result = run_suite(pytester, option, value)

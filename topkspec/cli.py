@@ -167,6 +167,8 @@ def cmd_matrix(args) -> int:
         raise UsageError("--targets needs at least one target")
     check_target_names(names)
     out_dir = os.path.dirname(os.path.abspath(args.out)) if args.out else os.getcwd()
+    if args.out and not (os.path.isdir(out_dir) and os.access(out_dir, os.W_OK | os.X_OK)):
+        raise UsageError(f"--out {args.out}: cannot write a file in {out_dir}")
     text, status = run_matrix(names, max_examples=args.max_examples, seed=args.seed, profile=args.profile,
                              report_dir=args.report_dir, isolate=_isolate(args.isolate), timeout=args.timeout,
                              out_dir=out_dir, progress=None if args.quiet else sys.stderr)

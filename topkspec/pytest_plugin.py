@@ -39,10 +39,9 @@ def pytest_configure(config):
 
 
 def _check_options(config) -> None:
-    """A bad --topk-target or --topk-spec stops the run at once with one message."""
+    """A bad --topk-target, --topk-spec or --topk-report-dir stops the run at once with one message."""
     name, profile = config.getoption("--topk-target"), config.getoption("--topk-spec")
-    if name is None and profile is None:
-        return
+    report_dir = config.getoption("--topk-report-dir")
     try:
         if name is not None:
             from topkspec.targets.registry import get_target
@@ -50,6 +49,9 @@ def _check_options(config) -> None:
         if profile is not None:
             from topkspec import spec
             spec.parse_profile(profile)
+        if report_dir:
+            from topkspec.report.folder import make_report_dir
+            make_report_dir(report_dir)
     except ValueError as exc:
         message = str(exc)
         if name is not None and message.startswith("unknown target"):

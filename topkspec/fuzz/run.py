@@ -125,6 +125,9 @@ def run_fuzz(config: RunConfig, *, target: Target | None = None) -> RunResult:
         if budget < 1:
             raise RunError(f"--max-examples must be at least 1, got {budget}")
         database = open_database(database_at)
+        if config.report_dir:
+            from topkspec.report.folder import make_report_dir
+            make_report_dir(config.report_dir)
         if target is None:
             target = resolve_target(config.target, isolate=config.isolate, timeout=config.timeout, notes=notes)
         profile = spec.parse_profile(config.profile or target.default_profile).name
