@@ -238,6 +238,10 @@ def test_a_target_whose_worker_cannot_start_is_one_line_and_exit_code_2(capsys, 
     code, out, err = fuzz(capsys, "--target", target, "--max-examples", "5")
     assert code == 2, f"exit code: expected 2, got {code}\n{out}{err}"
     assert says in err and len(err.strip().splitlines()) == 1, f"expected one line saying {says!r}, got {err!r}"
+    # In a matrix it is a column of its own that says why, and the other targets still run.
+    code = main(["matrix", "--targets", f"reference,{target}", "--max-examples", "5", "--quiet"])
+    out = capsys.readouterr().out
+    assert code == 0 and f"`{target}`: unsupported here: " in out and says in out, f"matrix ({code}):\n{out}"
 
 
 def test_fuzz_strict_doc_applies_the_literal_k_bound(capsys):

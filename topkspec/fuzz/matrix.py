@@ -67,11 +67,12 @@ def run_matrix(names, *, max_examples: int = 200, seed=None, profile=None, repor
                isolate=None, timeout=5.0, out_dir: str = ".", progress=None):
     """(markdown, exit code): run each target, then the table; the code is 1 when any broke a
     rule, else 3 when any judged too little (see RunResult.exit_code), else 0.
-    An unknown target is bad usage (TargetError); one that cannot run here becomes a column of
-    'unsupported'."""
+    An unknown target is bad usage (TargetError, before any run); one that cannot run here, or
+    whose worker process does not start, becomes a column of 'unsupported' that says why."""
     from topkspec.fuzz.config import RunConfig, RunError
+    from topkspec.fuzz.isolation import TargetCrashed, TargetHung
     from topkspec.fuzz.run import run_fuzz
-    from topkspec.targets.registry import get_target
+    from topkspec.targets.registry import TargetError, get_target
 
     for name in names:
         get_target(name).close()  # bad names fail before any run starts
@@ -84,7 +85,7 @@ def run_matrix(names, *, max_examples: int = 200, seed=None, profile=None, repor
                            isolate=isolate, timeout=timeout, progress=progress)
         try:
             results[name] = run_fuzz(config)
-        except RunError as exc:
+        except (RunError, TargetError, TargetCrashed, TargetHung) as exc:  # unavailable, or no worker starts
             results[name] = str(exc)
             continue
         if results[name].interrupted:
