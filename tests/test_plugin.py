@@ -69,6 +69,14 @@ def test_bad_options_are_usage_errors(pytester, option, value, message):
     result.stderr.fnmatch_lines([message])
 
 
+def test_a_target_whose_worker_does_not_start_is_a_usage_error_of_the_suite(pytester, monkeypatch):
+    monkeypatch.setenv("TOPKSPEC_TEST_WORKER_START", "exit")
+    target = os.path.join(REPO, "tests", "plugins", "worker_start.py") + ":topk"
+    result = run_suite(pytester, "--topk-target", target)
+    result.stdout.fnmatch_lines(["*UsageError: topkspec: worker for * exited with code 3 while starting*"])
+    assert "isolation.TargetCrashed:" not in result.stdout.str(), result.stdout.str()  # not the raw error
+
+
 def test_the_profiles_are_registered_and_ci_can_be_chosen(pytester):
     pytester.makepyfile("""
         from hypothesis import settings

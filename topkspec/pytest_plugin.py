@@ -74,8 +74,12 @@ class TopKSession:
         self.report_dir = config.getoption("--topk-report-dir")
         self.strict_doc = config.getoption("--topk-strict-doc")
         self.target = resolve_target(self.target_spec, isolate=None, timeout=self.timeout)
-        self.profile = spec.parse_profile(config.getoption("--topk-spec") or self.target.default_profile).name
-        self.groups = self._plan()  # group -> (strategy, example, ctx, result) for the groups that apply
+        try:  # a worker that does not start says so at its first use, here
+            self.profile = spec.parse_profile(config.getoption("--topk-spec") or self.target.default_profile).name
+            self.groups = self._plan()  # group -> (strategy, example, ctx, result) for the groups that apply
+        except BaseException:
+            self.target.close()
+            raise
         self.reported: dict = {}  # (target, rule, failure class) -> report folder
 
     def _plan(self) -> dict:
@@ -175,9 +179,11 @@ def pytest_runtest_makereport(item, call):
 @pytest.fixture(scope="session")
 def topk_session(request):
     """The suite's shared state: the target built from --topk-target, isolated when native."""
+    from topkspec.fuzz.isolation import TargetCrashed, TargetHung
+
     try:
         session = TopKSession(request.config)
-    except ValueError as exc:
+    except (ValueError, TargetCrashed, TargetHung) as exc:  # bad usage, or a target that cannot start
         raise pytest.UsageError(f"topkspec: {exc}") from None
     yield session
     session.close()
