@@ -219,7 +219,7 @@ def test_bench_prints_json_lines_with_the_floor(capsys):
     assert len(runs) == 2 and lines[1]["of_floor"] == runs[1] > 0, f"of_floor: the median of the runs' shares: {lines[1]}"
 
 
-def test_a_report_folder_that_cannot_be_written_is_bad_usage_before_the_run(capsys, tmp_path):
+def test_a_report_or_database_folder_that_cannot_be_written_is_bad_usage_before_the_run(capsys, tmp_path):
     a_file = tmp_path / "a-file"
     a_file.write_text("")
     code, out, err = fuzz(capsys, "--target", f"{PLANTED}:one_based_indices", "--max-examples", "60", "--seed", "0",
@@ -229,6 +229,9 @@ def test_a_report_folder_that_cannot_be_written_is_bad_usage_before_the_run(caps
     code = main(["matrix", "--targets", "reference", "--max-examples", "5", "--quiet", "--out", str(a_file / "m.md")])
     err = capsys.readouterr().err
     assert code == 2 and "cannot write a file in" in err, f"matrix --out: expected exit 2, got {code}: {err!r}"
+    # An example database folder the user names, likewise (Hypothesis would drop every save).
+    code, out, err = fuzz(capsys, "--target", "reference", "--max-examples", "5", "--database", str(a_file))
+    assert code == 2 and "--database" in err and "not a folder" in err, f"--database: got {code}: {err!r}"
 
 
 @pytest.mark.parametrize("how, says", [("raise", "cannot build target"), ("exit", "exited with code 3 while starting")])

@@ -50,8 +50,8 @@ def _check_options(config) -> None:
             from topkspec import spec
             spec.parse_profile(profile)
         if report_dir:
-            from topkspec.report.folder import make_report_dir
-            make_report_dir(report_dir)
+            from topkspec.errors import writable_folder
+            writable_folder(report_dir, "cannot write reports to")
     except ValueError as exc:
         message = str(exc)
         if name is not None and message.startswith("unknown target"):

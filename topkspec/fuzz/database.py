@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 
+from topkspec.errors import writable_folder
 from topkspec.fuzz.config import RunError
 
 
@@ -31,8 +32,10 @@ class KeyedDatabase(ExampleDatabase):
         self.inner.move(self._key(src), self._key(dest), value)
 
 
-def open_database(where: str | None):
-    """An example database: None for none, a redis:// URL, or a directory."""
+def open_database(where: str | None, *, named: bool = True):
+    """An example database: None for none, a redis:// URL, or a directory. A directory the
+    user `named` must be writable; the default one is taken as it is (a run in a read-only
+    checkout still runs, and saves nothing)."""
     if where is None:
         return None
     if where.startswith(("redis://", "rediss://", "unix://")):
@@ -47,6 +50,8 @@ def open_database(where: str | None):
         except (ValueError, redis.RedisError) as exc:
             raise RunError(f"--database {where}: {exc}") from None
         return RedisExampleDatabase(client)
+    if named:  # Hypothesis drops a save that fails without a word: every failure would be lost
+        writable_folder(where, "--database")
     return DirectoryBasedExampleDatabase(where)
 
 

@@ -25,6 +25,7 @@ import unittest
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 
+from topkspec.errors import writable_folder
 from topkspec.properties.failures import Violation
 from topkspec.fuzz.config import DEFAULT_DATABASE, PROFILES, PROFILES_WITH_DATABASE, RunConfig, RunError, register_profiles
 from topkspec.fuzz.context import GroupContext
@@ -124,10 +125,9 @@ def run_fuzz(config: RunConfig, *, target: Target | None = None) -> RunResult:
         budget = config.max_examples if config.max_examples is not None else values["max_examples"]
         if budget < 1:
             raise RunError(f"--max-examples must be at least 1, got {budget}")
-        database = open_database(database_at)
+        database = open_database(database_at, named=config.database is not None)
         if config.report_dir:
-            from topkspec.report.folder import make_report_dir
-            make_report_dir(config.report_dir)
+            writable_folder(config.report_dir, "cannot write reports to")
         if target is None:
             target = resolve_target(config.target, isolate=config.isolate, timeout=config.timeout, notes=notes)
         profile = spec.parse_profile(config.profile or target.default_profile).name

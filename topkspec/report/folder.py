@@ -7,26 +7,12 @@ import re
 
 import numpy as np
 
-from topkspec.errors import UsageError
 from topkspec.report.cite import citations
 from topkspec.report.compare import calls_for, expected_result, relation_of
 from topkspec.report.markdown import report_markdown
 from topkspec.report.program import repro_source
 from topkspec.report.wording import title as title_of
 from topkspec.report.writers import writer_for
-
-
-def make_report_dir(directory: str) -> None:
-    """Make the folder reports go in (and its parents) before a run, so one that cannot be
-    made or written is a one-line UsageError at the start, not an error after a long run."""
-    if os.path.exists(directory) and not os.path.isdir(directory):
-        raise UsageError(f"cannot write reports to {directory}: it is a file, not a folder")
-    try:
-        os.makedirs(directory, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"cannot write reports to {directory}: {exc.strerror or exc}") from None
-    if not os.access(directory, os.W_OK | os.X_OK):
-        raise UsageError(f"cannot write reports to {directory}: permission denied")
 
 
 def slug(text: str) -> str:
