@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from topkspec.fuzz.config import RunError
 from topkspec.fuzz.isolation import IsolatedTarget, TargetCrashed, TargetHung
-from topkspec.targets.base import Target
+from topkspec.targets.base import Target, availability
+from topkspec.targets.registry import get_target
 
 
 def resolve_target(spec, *, isolate: bool | None, timeout: float, notes: list | None = None) -> Target:
@@ -18,9 +19,6 @@ def resolve_target(spec, *, isolate: bool | None, timeout: float, notes: list | 
 
     A target named by a string gets its worker started before its availability is checked
     here, and is returned without waiting for the worker: its first use waits."""
-    from topkspec.targets.base import availability
-    from topkspec.targets.registry import get_target
-
     target = get_target(spec)
     auto = isolate is None
     if auto:  # a target that runs its own worker process is not wrapped in another
