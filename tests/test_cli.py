@@ -214,6 +214,7 @@ def test_bench_prints_json_lines_with_the_floor(capsys):
         f"a NaN row only for the groups that may draw NaN (valid is NaN-free on purpose): {nan_rows}")
     for key in ("examples_per_s", "generation_s", "target_s", "checks_s"):
         assert lines[1][key] >= 0, f"bench {key}: {lines[1]}"
+    assert lines[1]["start_s"] > 0, f"bench start_s (the time before the first example): {lines[1]}"
     assert lines[0]["examples_per_s"] > 0 and lines[0]["samples"] == 3, f"floor: one before and after each run: {lines[0]}"
     runs = lines[1]["of_floor_runs"]
     assert len(runs) == 2 and lines[1]["of_floor"] == runs[1] > 0, f"of_floor: the median of the runs' shares: {lines[1]}"

@@ -73,7 +73,8 @@ def _target_line(name: str, paired) -> dict:
             "examples_per_s": round(result.total_examples / result.seconds, 1),
             "generation_s": round(timing["group_s"] - timing["body_s"], 3),
             "target_s": round(timing["target_s"], 3), "checks_s": round(timing["checks_s"], 3),
-            "seconds": round(result.seconds, 3), "failures": len(result.failures),
+            "seconds": round(result.seconds, 3), "start_s": round(result.start_seconds, 3),
+            "failures": len(result.failures),
             "of_floor": round(share, 3), "of_floor_runs": sorted(round(pair[0], 3) for pair in paired)}
 
 

@@ -89,7 +89,8 @@ class RunResult:
     strict_doc: bool = False
     failures: list = field(default_factory=list)
     errors: list = field(default_factory=list)  # (group, message): the suite itself failed
-    seconds: float = 0.0
+    seconds: float = 0.0  # the groups' examples
+    start_seconds: float = 0.0  # before the first example: the target's start (when the run made it), the plan
     timing: Counter = field(default_factory=Counter)  # target_s, checks_s, body_s
     notes: list = field(default_factory=list)  # lines about how the run ran (isolation, ...)
     interrupted: bool = False  # stopped by Ctrl-C: what it holds is the run so far

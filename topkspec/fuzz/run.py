@@ -119,6 +119,7 @@ def run_fuzz(config: RunConfig, *, target: Target | None = None) -> RunResult:
     `target`: config.target already resolved (resolve_target); the run closes it either way."""
     from topkspec import spec
 
+    entered = time.perf_counter()
     notes: list = []
     try:
         values, database_at = _settings_for(config)
@@ -142,6 +143,7 @@ def run_fuzz(config: RunConfig, *, target: Target | None = None) -> RunResult:
             groups = {g: v for g, v in groups.items() if g in config.groups}
         progress = Progress(config.progress, budget, label=target.name)
         start = time.perf_counter()
+        result.start_seconds = start - entered
         result.budgets = split_budget(budget, groups)
         with _CtrlC() as ctrl_c:
             try:
