@@ -306,8 +306,9 @@ def test_each_bench_run_is_set_against_the_floor_around_it():
     from topkspec.fuzz.bench import _share_of_floor, _target_line
 
     def run(examples, seconds):
-        return SimpleNamespace(total_examples=examples, seconds=seconds, start_seconds=0.5, profile="onnx:24", failures=[],
-                               timing={"group_s": seconds, "body_s": seconds / 2, "target_s": 0.1, "checks_s": 0.1})
+        return SimpleNamespace(total_examples=examples, seconds=seconds, start_seconds=0.5, profile="onnx:24",
+                               failures=[], timing={"group_s": seconds, "body_s": seconds / 2, "target_s": 0.1,
+                                                    "checks_s": 0.1})
 
     # 300 examples in 1 s, the floor's 300 in 0.2 s before and 0.3 s after: 300/s against 1200/s
     assert _share_of_floor(run(300, 1.0), (300, 0.2), (300, 0.3)) == 0.25
