@@ -11,7 +11,7 @@ import pytest
 
 from topkspec.properties import failures
 from topkspec.properties.failures import Violation
-from topkspec.report import ReproWriter, Stack, register_repro_writer, relation_of, side_by_side, write_report
+from topkspec.report import ReproWriter, Stack, register_repro_writer, side_by_side, write_report
 from topkspec.fuzz import Failure, RunConfig, RunResult, run_fuzz
 from topkspec.spec import Case
 from topkspec.targets.base import Target
@@ -53,7 +53,7 @@ def read(folder, name):
 def test_each_failure_kind_has_its_repro_relation(failure_class, rule, relation):
     case = Case("dml:5.0", "TOP_K1", "float32", (2,), 0, 1)
     failure = make_failure(case, np.zeros(2, np.float32), [None], Violation(rule, "m", failure_class=failure_class))
-    assert relation_of(failure) == relation, f"{failure_class}/{rule}: expected {relation}, got {relation_of(failure)}"
+    assert failure.relation == relation, f"{failure_class}/{rule}: expected {relation}, got {failure.relation}"
 
 
 def test_the_table_marks_only_the_differing_positions():

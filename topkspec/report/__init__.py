@@ -11,9 +11,9 @@
 A target kind plugs in its own repro program and stack description with
 `register_repro_writer` (see writers).
 """
-from topkspec.report.compare import relation_of, side_by_side
+from topkspec.report.compare import side_by_side
 from topkspec.report.folder import slug, write_report, write_reports
 from topkspec.report.writers import ReproWriter, Stack, kind_of, register_repro_writer, writer_for
 
-__all__ = ["ReproWriter", "Stack", "kind_of", "register_repro_writer", "relation_of", "side_by_side", "slug",
+__all__ = ["ReproWriter", "Stack", "kind_of", "register_repro_writer", "side_by_side", "slug",
            "write_report", "write_reports", "writer_for"]

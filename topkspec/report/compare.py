@@ -1,5 +1,6 @@
-"""What a report compares: how the failure is observed (its relation), the calls a repro makes,
-the expected result, and the side-by-side table of expected against actual."""
+"""What a report compares: the calls a repro makes for how the failure was observed (its
+relation, `Failure.relation`), the expected result, and the side-by-side table of expected
+against actual."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,11 +10,6 @@ from topkspec.properties.sequences import same_bits
 from topkspec.properties.result import reference_result
 
 TABLE_ROWS = 40  # rows of the expected/actual table before it is cut
-
-
-def relation_of(failure) -> str:
-    """How the failure is observed, which decides what repro.py checks."""
-    return failure.relation
 
 
 def calls_for(failure, relation: str) -> list:

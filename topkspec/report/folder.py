@@ -8,7 +8,7 @@ import re
 import numpy as np
 
 from topkspec.report.cite import citations
-from topkspec.report.compare import calls_for, expected_result, relation_of
+from topkspec.report.compare import calls_for, expected_result
 from topkspec.report.markdown import report_markdown
 from topkspec.report.program import repro_source
 from topkspec.report.wording import title as title_of
@@ -85,7 +85,7 @@ def rerun_command(result, spec_text: str) -> str:
 def write_report(failure, result, directory: str, *, target_spec=None, index: int = 1,
                  timeout: float = 5.0) -> str:
     """Write the report folder of one failure under `directory`; returns its path."""
-    relation = relation_of(failure)
+    relation = failure.relation
     folder = os.path.join(directory, f"{index:02d}-{slug(failure.rule)}-{slug(failure.failure_class)}")
     os.makedirs(folder, exist_ok=True)
     calls = calls_for(failure, relation)

@@ -3,7 +3,7 @@ expected against actual (each side named) and the rule's sentence."""
 from __future__ import annotations
 
 from topkspec.report.cite import one_line
-from topkspec.report.compare import array_text, compared_outputs, relation_of
+from topkspec.report.compare import array_text, compared_outputs
 from topkspec.report.markdown import message_of
 
 LIMIT = 16  # elements shown of each array
@@ -16,7 +16,7 @@ def _pair(out) -> str:
 
 def sides(failure) -> tuple[str, str]:
     """(expected, actual) in words, for the failure's relation."""
-    relation = relation_of(failure)
+    relation = failure.relation
     v = failure.violation
     last = next((o for o in reversed(failure.outputs) if o is not None), None)
     if relation == "reject":
