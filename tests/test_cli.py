@@ -235,15 +235,30 @@ def test_a_report_or_database_folder_that_cannot_be_written_is_bad_usage_before_
     assert code == 2 and "--database" in err and "not a folder" in err, f"--database: got {code}: {err!r}"
 
 
+def test_a_run_that_writes_no_report_leaves_no_folder_it_made(capsys, tmp_path):
+    reports = tmp_path / "new" / "reports"
+    code, out, err = fuzz(capsys, "--target", "reference", "--max-examples", "10", "--seed", "0",
+                          "--report-dir", str(reports))
+    assert code == 0 and not (tmp_path / "new").exists(), f"exit {code}; left: {list(tmp_path.rglob('*'))}"
+    code = main(["matrix", "--targets", "reference", "--max-examples", "5", "--quiet", "--report-dir", str(reports),
+                 "--out", str(tmp_path / "m.md")])
+    assert code == 0 and not (tmp_path / "new").exists(), f"matrix exit {code}; left: {list(tmp_path.rglob('*'))}"
+    reports.mkdir(parents=True)  # a folder the user made stays, empty or not
+    code, out, err = fuzz(capsys, "--target", "reference", "--max-examples", "10", "--seed", "0",
+                          "--report-dir", str(reports))
+    assert code == 0 and reports.is_dir(), f"exit {code}: the user's own folder was taken away"
+
+
 @pytest.mark.parametrize("how, says", [("raise", "cannot build target"), ("exit", "exited with code 3 while starting")])
-def test_a_target_whose_worker_cannot_start_is_one_line_and_exit_code_2(capsys, monkeypatch, how, says):
+def test_a_target_whose_worker_cannot_start_is_one_line_and_exit_code_2(capsys, monkeypatch, tmp_path, how, says):
     monkeypatch.setenv("TOPKSPEC_TEST_WORKER_START", how)
     target = os.path.join(REPO, "tests", "plugins", "worker_start.py") + ":topk"
     code, out, err = fuzz(capsys, "--target", target, "--max-examples", "5")
     assert code == 2, f"exit code: expected 2, got {code}\n{out}{err}"
     assert says in err and len(err.strip().splitlines()) == 1, f"expected one line saying {says!r}, got {err!r}"
     # In a matrix it is a column of its own that says why, and the other targets still run.
-    code = main(["matrix", "--targets", f"reference,{target}", "--max-examples", "5", "--quiet"])
+    code = main(["matrix", "--targets", f"reference,{target}", "--max-examples", "5", "--quiet",
+                 "--report-dir", str(tmp_path / "reports")])
     out = capsys.readouterr().out
     assert code == 0 and f"`{target}`: unsupported here: " in out and says in out, f"matrix ({code}):\n{out}"
 

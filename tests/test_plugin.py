@@ -22,9 +22,12 @@ def run_suite(pytester, *args):
                                          "topkspec.suite", "--hypothesis-profile", "tiny", *args)
 
 
-def test_the_suite_passes_on_the_reference(pytester):
-    result = run_suite(pytester, "--topk-target", "reference")
+def test_the_suite_passes_on_the_reference_and_leaves_no_empty_report_folder(pytester, tmp_path):
+    reports = tmp_path / "new" / "reports"
+    result = run_suite(pytester, "--topk-target", "reference", "--topk-report-dir", str(reports))
     result.assert_outcomes(passed=5)
+    # Made to check it can be written, and taken away again: nothing failed, nothing to keep.
+    assert not (tmp_path / "new").exists(), f"left behind: {sorted(map(str, (tmp_path / 'new').rglob('*')))}"
 
 
 def test_the_suite_fails_on_a_planted_bug_and_writes_reports(pytester, tmp_path):

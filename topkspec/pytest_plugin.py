@@ -29,6 +29,10 @@ def pytest_addoption(parser):
                     help="apply the literal DirectML text: K must be less than the axis size")
 
 
+# The report folders made when the options were checked: taken away at the end if nothing failed.
+_MADE_FOLDERS = pytest.StashKey[list]()
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config):
     # Registered (not loaded) before Hypothesis's own plugin loads --hypothesis-profile.
@@ -36,6 +40,13 @@ def pytest_configure(config):
 
     register_profiles()
     _check_options(config)
+
+
+def pytest_unconfigure(config):
+    made = config.stash.get(_MADE_FOLDERS, [])
+    if made:
+        from topkspec.errors import remove_if_empty
+        remove_if_empty(made)
 
 
 def _check_options(config) -> None:
@@ -51,7 +62,7 @@ def _check_options(config) -> None:
             spec.parse_profile(profile)
         if report_dir:
             from topkspec.errors import writable_folder
-            writable_folder(report_dir, "cannot write reports to")
+            config.stash[_MADE_FOLDERS] = writable_folder(report_dir, "cannot write reports to")
     except ValueError as exc:
         message = str(exc)
         if name is not None and message.startswith("unknown target"):

@@ -25,7 +25,7 @@ import unittest
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 
-from topkspec.errors import writable_folder
+from topkspec.errors import remove_if_empty, writable_folder
 from topkspec.properties.failures import Violation
 from topkspec.fuzz.config import DEFAULT_DATABASE, PROFILES, PROFILES_WITH_DATABASE, RunConfig, RunError, register_profiles
 from topkspec.fuzz.context import GroupContext
@@ -117,6 +117,19 @@ def _group_settings(config: RunConfig, values: dict, database, examples: int, ke
 def run_fuzz(config: RunConfig, *, target: Target | None = None) -> RunResult:
     """Fuzz one target; see the module text. Raises RunError/TargetError for bad usage.
     `target`: config.target already resolved (resolve_target); the run closes it either way."""
+    made: list = []  # report folders made for this run: taken away again when it writes none
+    try:
+        result = _search(config, target, made)
+        if config.report_dir:
+            from topkspec.report import write_reports
+            write_reports(result, config.report_dir, target_spec=config.target, timeout=config.timeout)
+        return result
+    finally:
+        remove_if_empty(made)
+
+
+def _search(config: RunConfig, target: Target | None, made: list) -> RunResult:
+    """The run itself (see run_fuzz); the report folder it checks and makes goes into `made`."""
     from topkspec import spec
 
     entered = time.perf_counter()
@@ -128,7 +141,7 @@ def run_fuzz(config: RunConfig, *, target: Target | None = None) -> RunResult:
             raise RunError(f"--max-examples must be at least 1, got {budget}")
         database = open_database(database_at, named=config.database is not None)
         if config.report_dir:
-            writable_folder(config.report_dir, "cannot write reports to")
+            made.extend(writable_folder(config.report_dir, "cannot write reports to"))
         if target is None:
             target = resolve_target(config.target, isolate=config.isolate, timeout=config.timeout, notes=notes)
         profile = spec.parse_profile(config.profile or target.default_profile).name
@@ -160,9 +173,6 @@ def run_fuzz(config: RunConfig, *, target: Target | None = None) -> RunResult:
     finally:
         if target is not None:
             target.close()
-    if config.report_dir:
-        from topkspec.report import write_reports
-        write_reports(result, config.report_dir, target_spec=config.target, timeout=config.timeout)
     return result
 
 
