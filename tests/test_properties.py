@@ -253,12 +253,16 @@ def test_metamorphic_checks_with_nan_still_see_wrong_non_nan_values():
         idx = order[len(real) - 1:len(real)] if case.k == 1 else order[:case.k]
         return x[idx], idx.astype(np.int64)
 
+    calls = []
     x = np.array([np.nan, 3.0, 1.0, 2.0], dtype=np.float32)
     with pytest.raises(Violation) as info:
-        check_prefix(Case("onnx:11", "TopK", "float32", (4,), 0, 1, index_dtype="int64"), x, run)
-    assert info.value.rules == ("out.prefix",), info.value.rules
-    assert "non-NaN value number 0 is 3.0 in one result and 1.0 in the other" in info.value.message, \
-        info.value.message
+        check_prefix(Case("onnx:11", "TopK", "float32", (4,), 0, 1, index_dtype="int64"), x,
+                     lambda case, x: calls.append(case.k) or run(case, x))
+    # The K=1 result is the wrong one (K=4's is right): the violation names it, made last.
+    assert info.value.rules == ("out.nan.unspecified",), info.value.rules
+    assert "non-NaN value number 0 returned is 1.0" in info.value.message, info.value.message
+    assert "expected 3.0" in info.value.message, info.value.message
+    assert calls == [4, 1], f"calls made: expected K=4 then K=1, got {calls}"
 
 
 @pytest.mark.parametrize("check", [check_axis_moves, check_deterministic], ids=lambda c: c.__name__)

@@ -216,3 +216,21 @@ def test_a_group_that_judged_too_little_is_named():
     assert "nan" in thin, f"the nan group judged no case (no float type supported): {result.thin_groups()}"
     assert result.exit_code == 3, format_summary(result)
     assert "too little judged in group nan: 0 of its" in format_summary(result), format_summary(result)
+
+
+def test_with_nan_a_metamorphic_failure_names_the_result_that_broke_the_nan_rule():
+    # nan_breaks_order puts smaller non-NaN values before larger ones when NaN is present. Two
+    # of its results then differ only because one breaks the NaN rule on its own: that result
+    # (its call, its K and axis) is what the failure names, not the relation between the two.
+    from topkspec.properties import check_nan_policy_free
+    from topkspec.properties.failures import Violation
+
+    result = run_fuzz(RunConfig(target=f"{PLANTED}:nan_breaks_order", max_examples=200, seed=0,
+                                settings_profile="ci", groups=("metamorphic",)))
+    assert len(result.failures) == 1, f"failures: {[f.rule for f in result.failures]}"
+    failure = result.failures[0]
+    assert (failure.rule, failure.relation) == ("out.nan.unspecified", "result"), (failure.rule, failure.relation)
+    case, x = failure.calls[-1]
+    assert failure.case == case, f"reported {failure.case.describe()}, the call was {case.describe()}"
+    with pytest.raises(Violation):
+        check_nan_policy_free(case, x, *failure.outputs[-1])
