@@ -265,3 +265,24 @@ def test_a_writer_that_takes_the_operator_compares_top_k_with_top_k1(tmp_path, t
     assert 'topk(X, K, AXIS, op="TOP_K1")' in repro and 'topk(X, K, AXIS, op="TOP_K")' in repro, repro
     done = run_program(os.path.join(folder, "repro.py"))
     assert done.returncode == exit_code, f"expected exit {exit_code}, got {done.returncode}\n{done.stdout}{done.stderr}"
+
+
+@pytest.mark.parametrize("sorted_", [True, False], ids=["sorted", "unsorted"])
+def test_a_nan_rule_table_marks_only_what_the_rule_forbids(tmp_path, sorted_):
+    # Column 0 puts its NaN last (allowed, though the reference puts it first) with its one
+    # non-NaN value right; column 1 puts 0.0 after -3.0 (forbidden when sorted, allowed under
+    # sorted=0); column 2 returns -3.0 where the input's 0.0 belongs (forbidden either way).
+    from topkspec.properties import check_nan_policy_free
+
+    x = np.array([[np.nan, 0.0, 5.0], [1.0, np.nan, 0.0], [2.0, -3.0, -3.0]], dtype=np.float32)
+    case = Case("onnx:11", "TopK", "float32", (3, 3), 0, 2, sorted=sorted_, index_dtype="int64")
+    values = np.array([[2.0, -3.0, 5.0], [1.0, 0.0, -3.0]], dtype=np.float32)
+    indices = np.array([[2, 2, 0], [1, 0, 2]], dtype=np.int64)
+    with pytest.raises(Violation) as broken:
+        check_nan_policy_free(case, x, values, indices)
+    folder = write_report(make_failure(case, x, [(values, indices)], broken.value, group="nan"),
+                          make_result("onnx:11"), str(tmp_path), target_spec="onnxruntime")
+    table = [line for line in read(folder, "report.md").splitlines() if line.startswith("| ") and "|---" not in line]
+    marked = {int(line.split("|")[1]) for line in table[1:] if "**≠**" in line}
+    assert marked == ({1, 2} if sorted_ else {2}), f"sequences marked: {sorted(marked)}\n" + "\n".join(table)
+    assert all(line.split("|")[1].strip() in {str(s) for s in marked} for line in table[1:]), "\n".join(table)

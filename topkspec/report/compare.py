@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from topkspec.spec import dtypes
-from topkspec.properties.sequences import same_bits
+from topkspec.spec.reference import reference_topk
+from topkspec.properties.sequences import keys, nan_mask, rows, same_bits
 from topkspec.properties.result import reference_result
 
 TABLE_ROWS = 40  # rows of the expected/actual table before it is cut
@@ -30,9 +31,49 @@ def expected_result(case, x):
     return values, indices.astype(case.index_dtype)
 
 
+def nan_rule_sides(case, x, actual):
+    """(expected, actual) as the NaN rule (out.nan.unspecified) compares them, in the actual
+    result's layout: NaN may go anywhere, so the expected side keeps the actual NaNs where they
+    came back, and asks, in the other places, for the top non-NaN values in order (with the
+    reference's index where the actual value is not the one asked for). With sorted=0 both
+    sides list the non-NaN values first, sorted by direction, as the rule compares them."""
+    values, indices = (np.array(a) for a in actual)
+    vr, ir = (rows(case, a)[0].copy() for a in (values, indices))
+    full_v, full_i = (rows(case, a)[0] for a in reference_topk(x, axis=case.norm_axis, k=case.axis_size,
+                                                              largest=case.largest))
+    ev, ei = vr.copy(), ir.copy()
+    for r in range(vr.shape[0]):
+        returned = ~nan_mask(vr[r])
+        if not case.sorted:  # the non-NaN values first, by direction (stable), then the NaNs
+            order = np.flatnonzero(returned)
+            order = order[np.argsort(-keys(vr[r][order]) if case.largest else keys(vr[r][order]), kind="stable")]
+            order = np.concatenate([order, np.flatnonzero(~returned)])
+            vr[r], ir[r] = vr[r][order], ir[r][order]
+            ev[r], ei[r] = vr[r], ir[r]
+            returned = ~nan_mask(vr[r])
+        wanted = ~nan_mask(full_v[r])
+        want_v, want_i = full_v[r][wanted], full_i[r][wanted]
+        places = np.flatnonzero(returned)[:want_v.size]
+        wrong = places[keys(vr[r][places]) != keys(want_v[:places.size])]
+        at_rank = np.searchsorted(places, wrong)
+        ev[r, wrong], ei[r, wrong] = want_v[at_rank], want_i[at_rank]
+
+    def back(a, like):  # rows to the result's shape and axis
+        moved = np.moveaxis(like, case.norm_axis, -1)
+        return np.moveaxis(a.reshape(moved.shape), -1, case.norm_axis)
+    return (back(ev, values), back(ei, indices)), (back(vr, values), back(ir, indices))
+
+
 def compared_outputs(failure, relation: str):
     """(left title, left, right title, right) for the side-by-side table, or None."""
     outs = failure.outputs
+    if relation == "result" and outs and outs[-1] is not None and failure.rule == "out.nan.unspecified":
+        case, x = failure.calls[-1]
+        if np.shape(outs[-1][0]) == case.out_shape and np.shape(outs[-1][1]) == case.out_shape:
+            expected, actual = nan_rule_sides(case, x, outs[-1])
+            return ("expected (NaN where it came back)", expected,
+                    "actual" if case.sorted else "actual (non-NaN values sorted, as sorted=0 allows)",
+                    actual)
     if relation == "result" and outs and outs[-1] is not None:
         expected = expected_result(failure.calls[-1][0], failure.calls[-1][1])
         if expected is not None:
