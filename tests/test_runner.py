@@ -234,3 +234,29 @@ def test_with_nan_a_metamorphic_failure_names_the_result_that_broke_the_nan_rule
     assert failure.case == case, f"reported {failure.case.describe()}, the call was {case.describe()}"
     with pytest.raises(Violation):
         check_nan_policy_free(case, x, *failure.outputs[-1])
+
+
+def test_a_group_whose_failure_another_group_found_first_is_said_to_have_failed():
+    # The same failure (target, rule, class) is kept once, under the group that found it
+    # first; the later group still stopped at a failure, and its extra examples are shrinking's.
+    import numpy as np
+
+    from topkspec.fuzz import Failure, RunResult
+    from topkspec.fuzz.results import record_failure
+    from topkspec.fuzz.summary import budget_lines
+    from topkspec.properties.failures import Violation
+    from topkspec.spec import Case
+
+    result = RunResult(target="t", version="", profile="onnx:11", settings_profile="ci", seed=0, max_examples=20)
+    result.budgets = {"nan": 10, "metamorphic": 10}
+    result.examples.update({"nan": 30, "metamorphic": 25})
+    case = Case("onnx:11", "TopK", "float32", (2,), 0, 1, index_dtype="int64")
+    x = np.array([np.nan, 1.0], dtype=np.float32)
+    for group in ("nan", "metamorphic"):
+        record_failure(result, Failure(target="t", group=group, case=case, x=x, calls=[(case, x)], outputs=[None],
+                                       violation=Violation("out.nan.unspecified", "out.nan.unspecified: wrong")))
+    assert [f.group for f in result.failures] == ["nan"], "the failure is kept once, under the group first"
+    lines = "\n".join(budget_lines(result))
+    assert "metamorphic: 25 of 10: it stops at its first failure" in lines, lines
+    assert "database" not in lines, lines
+    assert result.thin_groups() == [], result.thin_groups()

@@ -88,6 +88,8 @@ class RunResult:
     refused_k_at_axis_size: int = 0  # DirectML K equal to the axis size refused: allowed, not judged
     strict_doc: bool = False
     failures: list = field(default_factory=list)
+    # Groups that found a failure, kept or not (a failure another group found first is kept once)
+    failed_groups: set = field(default_factory=set)
     errors: list = field(default_factory=list)  # (group, message): the suite itself failed
     seconds: float = 0.0  # the groups' examples
     start_seconds: float = 0.0  # before the first example: the target's start (when the run made it), the plan
@@ -96,6 +98,11 @@ class RunResult:
     interrupted: bool = False  # stopped by Ctrl-C: what it holds is the run so far
     judged: Counter = field(default_factory=Counter)  # per group: examples whose verdict counts
     budgets: dict = field(default_factory=dict)  # per group: its share of the budget
+
+    def groups_that_failed(self) -> set:
+        """The groups that found a failure, whether it was kept under them or under a group
+        that found it first."""
+        return self.failed_groups | {f.group for f in self.failures}
 
     @property
     def total_examples(self) -> int:
@@ -109,7 +116,7 @@ class RunResult:
         """[(group, judged, examples)] for the groups that judged too little: fewer than
         MIN_JUDGED_SHARE of the examples they ran (at most their budget), and at least one. A
         group that found a failure or failed itself is not thin: it said something."""
-        said = {f.group for f in self.failures} | {group for group, _ in self.errors}
+        said = self.groups_that_failed() | {group for group, _ in self.errors}
         thin = []
         for group, budget in self.budgets.items():
             if group in said:
@@ -141,6 +148,7 @@ class RunResult:
 
 def record_failure(result: RunResult, failure: Failure) -> bool:
     """Add a failure unless one with its key (target, rule, class) is there; True if added."""
+    result.failed_groups.add(failure.group)
     if any(f.key == failure.key for f in result.failures):
         return False
     result.failures.append(failure)

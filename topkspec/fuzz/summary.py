@@ -44,7 +44,7 @@ def budget_lines(result) -> list[str]:
     budgets = getattr(result, "budgets", None) or {}
     if not budgets:
         return []
-    failed = {f.group for f in result.failures}
+    failed = result.groups_that_failed()
     parts = ", ".join(f"{g} {result.examples.get(g, 0)}/{share}" for g, share in budgets.items())
     lines = [f"examples by group against its share of the budget of {result.max_examples}: {parts}"]
     for group, share in budgets.items():
