@@ -260,3 +260,17 @@ def test_a_group_whose_failure_another_group_found_first_is_said_to_have_failed(
     assert "metamorphic: 25 of 10: it stops at its first failure" in lines, lines
     assert "database" not in lines, lines
     assert result.thin_groups() == [], result.thin_groups()
+
+
+def test_a_group_stops_without_shrinking_at_a_failure_an_earlier_group_reported():
+    # one_based_indices breaks every result: the valid group finds and shrinks it; the nan
+    # group's first example breaks the same rule, which is already kept, so it stops there.
+    from topkspec.fuzz.summary import budget_lines
+
+    result = run_fuzz(RunConfig(target=f"{PLANTED}:one_based_indices", max_examples=60, seed=0,
+                                settings_profile="ci", groups=("valid", "nan")))
+    assert [f.group for f in result.failures] == ["valid"], [(f.group, f.rule) for f in result.failures]
+    assert result.groups_that_failed() == {"valid", "nan"}, result.groups_that_failed()
+    assert result.examples["nan"] == 1, f"the nan group ran {result.examples['nan']} examples: it shrank again"
+    lines = "\n".join(budget_lines(result))
+    assert f"nan: 1 of {result.budgets['nan']}: it stops at its first failure\n" in lines + "\n", lines

@@ -82,6 +82,12 @@ class _CtrlC:
             sys.unraisablehook = self.previous_hook
 
 
+class _AlreadyReported(BaseException):
+    """Ends a group at a failure an earlier group already reported (the same target, rule and
+    class): shrinking it again would only find what is kept. A BaseException, as Ctrl-C's is,
+    so Hypothesis lets it through instead of taking it for a failure to shrink."""
+
+
 def _check_names() -> dict:
     from topkspec.properties import CATALOGUE
     return {prop.check: prop.name for prop in CATALOGUE}
@@ -204,6 +210,8 @@ def group_test(target, result, group, strategy, body, *, progress=None, strict_d
             x = ctx.calls[0][1] if ctx.calls else (None if draw is not None else data[1])
             ctx.last = Failure(target=target.name, group=group, violation=violation, case=case, x=x,
                                calls=list(ctx.calls), outputs=list(ctx.outputs), draw=draw)
+            if any(f.key == ctx.last.key for f in result.failures):
+                raise _AlreadyReported from None
             raise
         finally:
             result.timing["body_s"] += time.perf_counter() - start
@@ -229,6 +237,9 @@ def _run_group(target, result, group, strategy, body, group_settings, seed, prog
         group_start = time.perf_counter()
         try:
             test()
+        except _AlreadyReported:
+            record_failure(result, ctx.last)  # kept once; the group is counted as failed
+            return
         except KeyboardInterrupt:
             if ctx.last is not None:  # found before the interrupt (perhaps not fully shrunk)
                 record_failure(result, ctx.last)

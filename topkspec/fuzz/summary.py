@@ -51,9 +51,11 @@ def budget_lines(result) -> list[str]:
         used = result.examples.get(group, 0)
         if used == share:
             continue
-        if group in failed:
+        if group in failed and used > share:
             why = ("it stops at its first failure, and shrinking that failure runs further examples "
                    "(each one counted)")
+        elif group in failed:
+            why = "it stops at its first failure"
         elif used > share:
             why = "examples saved in the example database replay first and count too"
         else:
