@@ -9,7 +9,9 @@ A run is a few property groups, each its own Hypothesis test sharing the run's b
 - invalid: descriptors that break a rule must be refused (targets that validate).
 
 A group stops at its first failure, shrunk by Hypothesis; the runner keeps the failing example
-(the last one that raised: Hypothesis replays the shrunk example last) and moves on.
+(the last one that raised: Hypothesis replays the shrunk example last) and moves on. A failure
+an earlier group already reported (the same rule and class) ends the group unshrunk: it is
+kept once, under the group that found it first.
 
 Failures are kept in the example database (when there is one) and replay first next time. A
 seed makes the search repeatable; Hypothesis saves nothing under a seed, so a seeded run
