@@ -37,7 +37,6 @@ class GroupContext:
         self.outputs: list = []
         self.last: Failure | None = None
         self.fatal = Counter()  # crash/hang examples seen in this group
-        self.halted = False  # a crash or hang an earlier group already reported: stop at once
         self.check_names = _check_names()
 
     def judged(self, case):
@@ -55,8 +54,6 @@ class GroupContext:
                 raise self._adapter_error(case, exc) from None
             kind = failures.CRASH if isinstance(exc, TargetCrashed) else failures.HANG
             self.fatal[kind] += 1
-            if any(f.key == (self.target.name, rule, kind) for f in self.result.failures):
-                self.halted = True
             what = "crashed" if kind == failures.CRASH else "hung"
             raise Violation(rule, f"{case.describe()}: the target {what}: {exc}",
                             failure_class=kind, expected="a result", actual=str(exc)) from None
@@ -139,7 +136,6 @@ class GroupContext:
             self.result.timing["checks_s"] += time.perf_counter() - start
 
     def stopped(self) -> bool:
-        return (self.halted or self.fatal[failures.CRASH] >= MAX_CRASH_REPLAYS
-                or self.fatal[failures.HANG] >= MAX_HANG_REPLAYS)
+        return self.fatal[failures.CRASH] >= MAX_CRASH_REPLAYS or self.fatal[failures.HANG] >= MAX_HANG_REPLAYS
 
 

@@ -99,6 +99,10 @@ class RunResult:
     judged: Counter = field(default_factory=Counter)  # per group: examples whose verdict counts
     budgets: dict = field(default_factory=dict)  # per group: its share of the budget
 
+    def has_failure(self, failure) -> bool:
+        """Whether a failure with `failure`'s key (target, rule, class) is kept already."""
+        return any(f.key == failure.key for f in self.failures)
+
     def groups_that_failed(self) -> set:
         """The groups that found a failure, whether it was kept under them or under a group
         that found it first."""
@@ -149,7 +153,7 @@ class RunResult:
 def record_failure(result: RunResult, failure: Failure) -> bool:
     """Add a failure unless one with its key (target, rule, class) is there; True if added."""
     result.failed_groups.add(failure.group)
-    if any(f.key == failure.key for f in result.failures):
+    if result.has_failure(failure):
         return False
     result.failures.append(failure)
     return True

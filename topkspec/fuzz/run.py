@@ -212,7 +212,7 @@ def group_test(target, result, group, strategy, body, *, progress=None, strict_d
             x = ctx.calls[0][1] if ctx.calls else (None if draw is not None else data[1])
             ctx.last = Failure(target=target.name, group=group, violation=violation, case=case, x=x,
                                calls=list(ctx.calls), outputs=list(ctx.outputs), draw=draw)
-            if any(f.key == ctx.last.key for f in result.failures):
+            if result.has_failure(ctx.last):
                 raise _AlreadyReported from None
             raise
         finally:

@@ -41,21 +41,18 @@ def nan_rule_sides(case, x, actual):
     vr, ir = (rows(case, a)[0].copy() for a in (values, indices))
     full_v, full_i = (rows(case, a)[0] for a in reference_topk(x, axis=case.norm_axis, k=case.axis_size,
                                                               largest=case.largest))
+    if not case.sorted:  # per sequence the non-NaN values first, by direction (stable), then the NaNs
+        for r in range(vr.shape[0]):
+            kept = np.flatnonzero(~nan_mask(vr[r]))
+            order = np.concatenate([kept[np.argsort(-keys(vr[r][kept]) if case.largest else keys(vr[r][kept]),
+                                                    kind="stable")], np.flatnonzero(nan_mask(vr[r]))])
+            vr[r], ir[r] = vr[r][order], ir[r][order]
     ev, ei = vr.copy(), ir.copy()
     for r in range(vr.shape[0]):
-        returned = ~nan_mask(vr[r])
-        if not case.sorted:  # the non-NaN values first, by direction (stable), then the NaNs
-            order = np.flatnonzero(returned)
-            order = order[np.argsort(-keys(vr[r][order]) if case.largest else keys(vr[r][order]), kind="stable")]
-            order = np.concatenate([order, np.flatnonzero(~returned)])
-            vr[r], ir[r] = vr[r][order], ir[r][order]
-            ev[r], ei[r] = vr[r], ir[r]
-            returned = ~nan_mask(vr[r])
-        wanted = ~nan_mask(full_v[r])
-        want_v, want_i = full_v[r][wanted], full_i[r][wanted]
-        places = np.flatnonzero(returned)[:want_v.size]
+        want_v, want_i = (a[~nan_mask(full_v[r])] for a in (full_v[r], full_i[r]))
+        places = np.flatnonzero(~nan_mask(vr[r]))[:want_v.size]
         wrong = places[keys(vr[r][places]) != keys(want_v[:places.size])]
-        at_rank = np.searchsorted(places, wrong)
+        at_rank = np.searchsorted(places, wrong)  # which of the top non-NaN values belongs there
         ev[r, wrong], ei[r, wrong] = want_v[at_rank], want_i[at_rank]
 
     def back(a, like):  # rows to the result's shape and axis
