@@ -32,6 +32,10 @@ MIN_JUDGED_SHARE = 0.10
 EXIT_VACUOUS = 3
 EXIT_INTERRUPTED = 130
 
+# Searches a group may make: each passes over the failures the ones before it kept, and the
+# next starts only while the group's budget lasts and the last one found something new.
+MAX_SEARCHES = 4
+
 # Crashing examples restart the worker, hanging ones cost the time limit: shrink them a little.
 MAX_CRASH_REPLAYS = 12
 MAX_HANG_REPLAYS = 2
@@ -65,5 +69,8 @@ class RunConfig:
     progress: object = None  # a stream for progress lines, or None
     shrink: bool = True  # False: report failures as found (benchmarks measure the search alone)
     strict_doc: bool = False  # the literal DirectML text: K must be less than the axis size
+    known: str | None = None  # known deviations: a TOML file, "" for the target's shipped list, None for none
+    report_known: bool = False  # shrink and report known deviations too (never a failure of the run)
+    documents_only: bool = False  # judge by the documents alone: our readings broken are notes
 
 

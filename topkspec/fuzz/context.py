@@ -1,5 +1,11 @@
 """A group's context: the calls to the target, timed and guarded (a crash, a hang or a broken
-adapter becomes a Violation), and the counters its examples add to."""
+adapter becomes a Violation), each property's check on an example, and the example's verdict.
+
+Every property that applies to an example is checked, whatever another one found; then the
+example's violations are settled (GroupContext.settle): a known deviation is counted, a reading
+under --documents-only noted, a failure already kept passed over, and the first new one is
+raised as an exception type of its own (found_type), so Hypothesis keeps each distinct failure
+apart and shrinks it on the examples that show it."""
 from __future__ import annotations
 
 import time
@@ -11,13 +17,41 @@ from topkspec.properties import failures
 from topkspec.properties.failures import Violation
 from topkspec.fuzz.config import ADAPTER_RULE, MAX_CRASH_REPLAYS, MAX_HANG_REPLAYS
 from topkspec.fuzz.isolation import TargetCrashed, TargetHung
-from topkspec.fuzz.results import Failure, RunResult
+from topkspec.fuzz.results import Failure, RunResult, failure_key, filed_rule
+from topkspec.fuzz.verdicts import is_reading
 from topkspec.targets.base import AdapterError, Rejected, Target, describe_error
+
+# Classes that end an example: after a crash, a hang or a broken adapter nothing else is asked.
+_ENDS_EXAMPLE = (failures.CRASH, failures.HANG, failures.ADAPTER_ERROR)
+# Checks that compare the whole result with the reference: whatever else broke in the example
+# (a known tie order, say) breaks them too, so they speak only when nothing else broke.
+_RESIDUAL = ("exact", "unsorted_set")
 
 
 def _check_names() -> dict:
     from topkspec.properties import CATALOGUE
     return {prop.check: prop.name for prop in CATALOGUE}
+
+
+def _property_rules() -> dict:
+    from topkspec.properties import CATALOGUE
+    return {prop.name: prop.rules for prop in CATALOGUE}
+
+
+class Found(Violation):
+    """A failure of one key (see found_type)."""
+
+
+_FOUND_TYPES: dict = {}
+
+
+def found_type(key: tuple) -> type:
+    """The exception type raised for failures of `key`: one type per key, so Hypothesis, which
+    tells failures apart by type and place, finds and shrinks each of them on its own."""
+    if key not in _FOUND_TYPES:
+        name = "Found_" + "_".join("".join(c if c.isalnum() else "_" for c in str(part)) for part in key[1:])
+        _FOUND_TYPES[key] = type(name, (Found,), {"__module__": __name__})
+    return _FOUND_TYPES[key]
 
 
 class RefusedKAtAxisSize(Exception):
@@ -35,9 +69,19 @@ class GroupContext:
         self.strict_doc = strict_doc
         self.calls: list = []
         self.outputs: list = []
-        self.last: Failure | None = None
+        self.found: list = []  # the example's violations, most specific first
+        self.failures: dict = {}  # key -> the latest Failure raised (after shrinking: the shrunk one)
         self.fatal = Counter()  # crash/hang examples seen in this group
         self.check_names = _check_names()
+        self.property_rules = _property_rules()
+
+    @property
+    def last(self) -> Failure | None:
+        """The failure raised last (the shrunk one, when the group failed once)."""
+        return next(reversed(self.failures.values()), None)
+
+    def start_example(self) -> None:
+        self.calls, self.outputs, self.found = [], [], []
 
     def judged(self, case):
         return case.with_(index_dtype=self.target.index_dtype) if self.target.index_dtype else case
@@ -68,19 +112,30 @@ class GroupContext:
                          actual=text)
 
     def unsupported(self, case) -> str | None:
+        """Why the adapter cannot express the case, or None; Rejected when the runtime refuses
+        cases like it (its probe of a known-good case of the same signature failed)."""
         start = time.perf_counter()  # asking may build a session: the target's time
         try:
             return self._guard(lambda: self.target.supports(case), case, rule="out.valid_accepted")
-        except Rejected as exc:  # supports() answers; it does not refuse
-            raise self._adapter_error(case, exc) from None
         finally:
             self.result.timing["target_s"] += time.perf_counter() - start
 
-    def judged_if_supported(self, case):
-        """The case as the target is judged on it, or None (counted) when it declares the case
-        unsupported."""
+    def judged_if_supported(self, case, *, refusal_is_finding: bool = True):
+        """The case as the target is judged on it, or None (counted) when the adapter cannot
+        express it. A runtime that refuses cases like it has rejected a valid descriptor (a
+        Violation); with refusal_is_finding False (an invalid case, whose refusal would then
+        prove nothing) the case is set aside instead."""
         judged = self.judged(case)
-        reason = self.unsupported(judged)
+        try:
+            reason = self.unsupported(judged)
+        except Rejected as exc:
+            if refusal_is_finding:
+                raise Violation("out.valid_accepted",
+                                f"out.valid_accepted: {judged.describe()} is valid, but {self.target.name} "
+                                f"refuses {judged.dtype} cases like it at {judged.profile}: {exc}",
+                                failure_class=failures.REJECTS_VALID, where={"value type": judged.dtype},
+                                expected="a result", actual=str(exc)) from None
+            reason = f"the runtime refuses valid {judged.dtype} cases alike, so a refusal proves nothing: {exc}"
         if reason:
             self.result.unsupported[reason] += 1
             return None
@@ -125,16 +180,73 @@ class GroupContext:
                             failure_class=failures.REJECTS_VALID, expected="a result",
                             actual=str(exc)) from None
 
-    def count(self, name: str) -> None:
+    def held(self, name: str) -> None:
+        """Property `name` was checked on this example and held: counted for its rules."""
         self.result.checks[name] += 1
+        for rule in self.property_rules.get(name, (name,)):
+            self.result.held[rule] += 1
 
-    def checking(self, check, *args):
+    def evaluate(self, name: str, check, *args, **options) -> bool:
+        """Check property `name` on this example: True when it held. Its violation is kept for
+        the example's verdict (settle), except one whose rule broke already in this example: a
+        check that relies on an earlier one (gathering relies on valid indices) repeats the
+        earlier violation. A crash, hang, broken adapter or refusal ends the example (raised)."""
+        if name in _RESIDUAL and self.found:
+            return False  # explained by what broke already
         start = time.perf_counter()
         try:
-            check(*args)
+            check(*args, **options)
+        except Violation as violation:
+            if violation.failure_class in _ENDS_EXAMPLE or violation.failure_class == failures.REJECTS_VALID:
+                raise
+            if violation.rules[0] in self.property_rules.get(name, (name,)):
+                self.result.checks[name] += 1
+            if all(filed_rule(seen) != filed_rule(violation) for seen in self.found):
+                self.found.append(violation)
+            return False
         finally:
             self.result.timing["checks_s"] += time.perf_counter() - start
+        self.held(name)
+        return True
 
+    def settle(self, case, failure_of) -> None:
+        """The example's verdict from its violations (self.found, in order). Each is counted
+        under its rule; a known deviation is counted under its entry, a reading noted under
+        --documents-only, one whose failure is kept already passed over; the first other one
+        is raised (a known one, with --report-known, when no other is left). `case`: the
+        example's case as judged; `failure_of(v)`: the example's Failure for violation v."""
+        result = self.result
+        dtype = getattr(case, "dtype", None)
+        chosen = known = None
+        for violation in self.found:
+            rule = filed_rule(violation)
+            result.broken_seen[rule] += 1
+            entry = None
+            if result.known is not None and violation.failure_class != failures.ADAPTER_ERROR:
+                entry = result.known.match(rule, violation.failure_class, dtype, result.profile, result.version)
+            if entry is not None:
+                result.known_seen[entry] += 1
+                if result.report_known and known is None and not self._kept(violation, case):
+                    known = (violation, entry)
+            elif result.documents_only and is_reading(rule):
+                result.readings.setdefault(rule, f"{getattr(case, 'describe', lambda: '?')()}: {violation.message}")
+            elif self._kept(violation, case):
+                result.failed_groups.add(self.group)  # kept once, under the group that found it first
+            elif chosen is None:
+                chosen = (violation, None)
+        chosen = chosen or known
+        if chosen is None:
+            return
+        violation, entry = chosen
+        failure = failure_of(violation)
+        failure.known = entry
+        self.failures.pop(failure.key, None)  # re-inserted last: `last` is the latest raised
+        self.failures[failure.key] = failure
+        raise found_type(failure.key)(violation.rules, violation.message, failure_class=violation.failure_class,
+                                      where=violation.where, expected=violation.expected, actual=violation.actual)
+
+    def _kept(self, violation, case) -> bool:
+        return self.result.has_key(failure_key(self.target.name, violation, case))
     def stopped(self) -> bool:
         return self.fatal[failures.CRASH] >= MAX_CRASH_REPLAYS or self.fatal[failures.HANG] >= MAX_HANG_REPLAYS
 

@@ -21,24 +21,32 @@ def _float_types(profile) -> list[str]:
     return sorted(t for t in names if dtypes.numpy_dtype(t).kind == "f")
 
 
-def _result_body(ctx: GroupContext, data) -> None:
-    from topkspec.properties import check_result, reference_result, result_checks
+def _result_body(ctx: GroupContext, data) -> bool:
+    from topkspec.properties import check_shape, reference_result, result_checks
+    from topkspec.properties.result import matches_reference
 
     case, x = data
     judged = ctx.judged_if_supported(case)
     if judged is None:
         return False
-    ctx.count("accepts_valid")
     expected = []  # the reference's result, worked out while a worker process runs the target
     try:
         values, indices = ctx.run(judged, x, meanwhile=lambda: expected.append(reference_result(judged, x)))
     except RefusedKAtAxisSize:
         ctx.result.refused_k_at_axis_size += 1
         return False
+    ctx.held("accepts_valid")
     ctx.result.coverage[(judged.dtype, judged.rank)] += 1
-    for check in result_checks(judged, x):
-        ctx.count(ctx.check_names.get(check, check.__name__))
-    ctx.checking(check_result, judged, x, values, indices, expected[0])
+    checks = result_checks(judged, x)
+    start = time.perf_counter()
+    same = matches_reference(judged, x, values, indices, expected[0])
+    ctx.result.timing["checks_s"] += time.perf_counter() - start
+    for check in checks:
+        name = ctx.check_names[check]
+        if same:  # the reference keeps every result rule (tests/test_properties.py), so a copy does
+            ctx.held(name)
+        elif not ctx.evaluate(name, check, judged, x, values, indices) and check is check_shape:
+            break  # nothing else can be read from outputs of the wrong shape
     return True
 
 
@@ -69,19 +77,19 @@ def _metamorphic_body(checks, *, share_calls: bool):
         run = _asking_once(ctx.run) if share_calls else ctx.run
         compared = False  # some check called the target and compared (others may not apply)
         for check in checks:
-            ctx.count(ctx.check_names.get(check, check.__name__))
+            name = ctx.check_names[check]
             options = {}
             if check is check_prefix and judged.family == "dml" and ctx.strict_doc:
                 options["max_k"] = judged.axis_size - 1  # the literal text: K below the axis size
             calls = len(ctx.calls)
             try:
-                check(judged, x, run, **options)
+                ctx.evaluate(name, check, judged, x, run, **options)
             except RefusedKAtAxisSize:
                 ctx.result.refused_k_at_axis_size += 1
                 if not (check is check_prefix and judged.k < judged.axis_size - 1):
                     continue
                 calls = len(ctx.calls)
-                check(judged, x, run, max_k=judged.axis_size - 1)  # the prefix below it
+                ctx.evaluate(name, check, judged, x, run, max_k=judged.axis_size - 1)  # the prefix below it
             compared = compared or len(ctx.calls) > calls
         return compared
     return body
@@ -97,7 +105,7 @@ def _invalid_body(ctx: GroupContext, draw) -> None:
         return False
     # A case the target does not implement at all (no kernel for the type) proves nothing
     # when refused: the refusal must come from the rule the draw breaks.
-    if ctx.judged_if_supported(draw.case) is None:
+    if ctx.judged_if_supported(draw.case, refusal_is_finding=False) is None:
         return False
     fatal = []
 
@@ -108,11 +116,13 @@ def _invalid_body(ctx: GroupContext, draw) -> None:
             fatal.append(violation)
             raise
 
-    ctx.count("rejects_invalid")
+    def refused(draw, run):
+        check_rejects_invalid(draw, run)  # takes any exception for a refusal, so:
+        if fatal:
+            raise fatal[0]  # a crash or hang is not one
+
     ctx.result.coverage[(draw.case.dtype, draw.case.rank)] += 1
-    check_rejects_invalid(draw, run)
-    if fatal:
-        raise fatal[0]
+    ctx.evaluate("rejects_invalid", refused, draw, run)
     return True
 
 
@@ -130,13 +140,17 @@ def _descriptor_verdict(ctx: GroupContext, draw):
         ctx.result.timing["target_s"] += time.perf_counter() - start
     if verdict is None:
         return None
-    ctx.count("rejects_invalid")
+    ctx.evaluate("rejects_invalid", _refused, draw, verdict)
+    return verdict
+
+
+def _refused(draw, verdict) -> None:
+    """out.invalid_rejected: a target's verdict on a broken descriptor is a refusal."""
     if verdict["accepted"]:
         rules = ("out.invalid_rejected",) + tuple(sorted(draw.rules))
         raise Violation(rules, f"out.invalid_rejected: the descriptor breaks {', '.join(sorted(draw.rules))} "
                                f"({draw.how}) but was accepted ({verdict['detail']})",
                         failure_class=failures.ACCEPTS_INVALID, expected="a refusal", actual=verdict["detail"])
-    return verdict
 
 
 class _DescriptorOnly:
@@ -144,6 +158,8 @@ class _DescriptorOnly:
 
     def __init__(self, draw):
         self.draw = draw
+        self.profile = draw.profile
+        self.dtype = None
 
     def describe(self) -> str:
         return self.draw.describe()

@@ -21,6 +21,25 @@ _TWO_CALL_RELATIONS = {"out.prefix": "prefix", "out.axis_moves": "axis_moves", "
 ONE_CALL_RELATIONS = ("result", "crash", "hang", "accept")
 
 
+def filed_rule(violation: Violation) -> str:
+    """The rule a violation is filed under, the one that decides it: for an accepted invalid
+    descriptor, the descriptor rule it breaks; otherwise the first rule the violation names."""
+    rules = violation.rules
+    if violation.failure_class == failures.ACCEPTS_INVALID and len(rules) > 1:
+        return rules[1]
+    return rules[0]
+
+
+def failure_key(target: str, violation: Violation, case) -> tuple:
+    """What makes a failure distinct: (target, rule, class), and for a runtime that refuses
+    every valid case of a value type (its probe of the type failed), the type too: each type
+    it lacks is a finding of its own."""
+    key = (target, filed_rule(violation), violation.failure_class)
+    if violation.failure_class == failures.REJECTS_VALID and "value type" in (violation.where or {}):
+        key += (violation.where["value type"],)
+    return key
+
+
 @dataclass
 class Failure:
     """One distinct failure: the shrunk example and how it was observed.
@@ -39,6 +58,7 @@ class Failure:
     draw: object = None  # the InvalidDraw for a rejection failure
     report_dir: str | None = None
     drawn: object = None  # the example's own case, when the call that failed was another
+    known: object = None  # the KnownEntry declaring it (reported with --report-known only)
 
     def __post_init__(self):
         if self.calls and self.draw is None and self.relation in ONE_CALL_RELATIONS:
@@ -48,12 +68,8 @@ class Failure:
 
     @property
     def rule(self) -> str:
-        """The rule the failure is filed under: for an accepted invalid descriptor, the
-        descriptor rule it breaks; otherwise the first rule the violation names."""
-        rules = self.violation.rules
-        if self.failure_class == failures.ACCEPTS_INVALID and len(rules) > 1:
-            return rules[1]
-        return rules[0]
+        """The rule the failure is filed under (see filed_rule)."""
+        return filed_rule(self.violation)
 
     @property
     def failure_class(self) -> str:
@@ -69,7 +85,11 @@ class Failure:
 
     @property
     def key(self) -> tuple:
-        return (self.target, self.rule, self.failure_class)
+        return failure_key(self.target, self.violation, self.case)
+
+    @property
+    def dtype(self) -> str | None:
+        return getattr(self.case, "dtype", None)
 
 
 @dataclass
@@ -81,7 +101,15 @@ class RunResult:
     seed: int | None
     max_examples: int
     examples: Counter = field(default_factory=Counter)  # per group
-    checks: Counter = field(default_factory=Counter)  # examples per property
+    checks: Counter = field(default_factory=Counter)  # examples per property, counted once its check ran
+    held: Counter = field(default_factory=Counter)  # examples per rule that reached it and kept it
+    broken_seen: Counter = field(default_factory=Counter)  # examples per rule that broke it, reported or not
+    known: object = None  # the KnownList the run declared (--known), or None
+    known_seen: Counter = field(default_factory=Counter)  # examples per KnownEntry that matched
+    known_failures: list = field(default_factory=list)  # known deviations shrunk (--report-known)
+    report_known: bool = False  # shrink and report known deviations too
+    documents_only: bool = False  # judge by the documents alone: our readings broken are notes
+    readings: dict = field(default_factory=dict)  # rule -> first example, for readings noted (documents_only)
     coverage: Counter = field(default_factory=Counter)  # (dtype, rank)
     unsupported: Counter = field(default_factory=Counter)  # reason
     not_runnable: int = 0  # invalid descriptors no Case carries (judged by `topkspec validate`)
@@ -100,8 +128,11 @@ class RunResult:
     budgets: dict = field(default_factory=dict)  # per group: its share of the budget
 
     def has_failure(self, failure) -> bool:
-        """Whether a failure with `failure`'s key (target, rule, class) is kept already."""
-        return any(f.key == failure.key for f in self.failures)
+        """Whether a failure with `failure`'s key (see failure_key) is kept already."""
+        return self.has_key(failure.key)
+
+    def has_key(self, key) -> bool:
+        return any(f.key == key for f in self.failures) or any(f.key == key for f in self.known_failures)
 
     def groups_that_failed(self) -> set:
         """The groups that found a failure, whether it was kept under them or under a group
@@ -151,9 +182,11 @@ class RunResult:
 
 
 def record_failure(result: RunResult, failure: Failure) -> bool:
-    """Add a failure unless one with its key (target, rule, class) is there; True if added."""
-    result.failed_groups.add(failure.group)
+    """Add a failure unless one with its key is there; True if added. A known deviation (shrunk
+    with --report-known) goes to the known failures: reported, never a failure of the run."""
+    if failure.known is None:
+        result.failed_groups.add(failure.group)
     if result.has_failure(failure):
         return False
-    result.failures.append(failure)
+    (result.failures if failure.known is None else result.known_failures).append(failure)
     return True

@@ -8,10 +8,11 @@ A run is a few property groups, each its own Hypothesis test sharing the run's b
 - deterministic: the same input twice, bit for bit;
 - invalid: descriptors that break a rule must be refused (targets that validate).
 
-A group stops at its first failure, shrunk by Hypothesis; the runner keeps the failing example
-(the last one that raised: Hypothesis replays the shrunk example last) and moves on. A failure
-an earlier group already reported (the same rule and class) ends the group unshrunk: it is
-kept once, under the group that found it first.
+Every property that applies to an example is checked, whatever another one found (see
+fuzz.context): each distinct failure (target, rule, class) is raised as an exception type of its
+own, so Hypothesis (reporting multiple bugs) finds each, shrinks each on the examples that show
+it and replays each last; the runner keeps them all. A known deviation (--known) is counted, not
+raised; a failure an earlier group already kept is passed over, so the group digs on.
 
 Failures are kept in the example database (when there is one) and replay first next time. A
 seed makes the search repeatable; Hypothesis saves nothing under a seed, so a seeded run
@@ -23,13 +24,16 @@ from __future__ import annotations
 
 import time
 import unittest
+import zlib
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 
 from topkspec.errors import remove_if_empty, writable_folder
 from topkspec.properties.failures import Violation
-from topkspec.fuzz.config import DEFAULT_DATABASE, PROFILES, PROFILES_WITH_DATABASE, RunConfig, RunError, register_profiles
+from topkspec.fuzz.config import (
+    DEFAULT_DATABASE, MAX_SEARCHES, PROFILES, PROFILES_WITH_DATABASE, RunConfig, RunError, register_profiles,
+)
 from topkspec.fuzz.context import GroupContext
 from topkspec.fuzz.database import KeyedDatabase, open_database
 from topkspec.fuzz.groups import case_of, plan_groups, split_budget
@@ -84,17 +88,6 @@ class _CtrlC:
             sys.unraisablehook = self.previous_hook
 
 
-class _AlreadyReported(BaseException):
-    """Ends a group at a failure an earlier group already reported (the same target, rule and
-    class): shrinking it again would only find what is kept. A BaseException, as Ctrl-C's is,
-    so Hypothesis lets it through instead of taking it for a failure to shrink."""
-
-
-def _check_names() -> dict:
-    from topkspec.properties import CATALOGUE
-    return {prop.check: prop.name for prop in CATALOGUE}
-
-
 def _settings_for(config: RunConfig):
     """(base settings, database location) from the settings profile and the options."""
     register_profiles()
@@ -114,12 +107,13 @@ def _group_settings(config: RunConfig, values: dict, database, examples: int, ke
         # a database (asked for) and derandomize exclude each other; --seed still repeats
         derandomize=values.get("derandomize", False) and database is None,
         database=None if database is None else KeyedDatabase(database, key),
-        suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
+        suppress_health_check=list(HealthCheck), report_multiple_bugs=True,
         print_blob=values.get("print_blob", False),
         # Hypothesis's own lines (a seed to add "to this test") name a test the user does not
         # have: the summary and the reports say what happened instead.
         verbosity=Verbosity.quiet,
-        phases=tuple(Phase) if config.shrink else tuple(p for p in Phase if p != Phase.shrink))
+        # no explain phase: its variations of a failure would replay after the shrunk one
+        phases=tuple(p for p in Phase if p != Phase.explain and (config.shrink or p != Phase.shrink)))
 
 
 def run_fuzz(config: RunConfig, *, target: Target | None = None) -> RunResult:
@@ -156,9 +150,15 @@ def _search(config: RunConfig, target: Target | None, made: list) -> RunResult:
         if not spec.ops(profile):
             raise RunError(f"no TopK operator exists at {profile} (the earliest is TOP_K, at DirectML feature "
                            f"level 2_0)")
-        result = RunResult(target=target.name, version=target.version(), profile=profile,
+        version = target.version()
+        known = None
+        if config.known is not None:  # "" names the target's shipped list
+            from topkspec.known import load_known
+            known = load_known(config.known or None, target.name)
+        result = RunResult(target=target.name, version=version, profile=profile,
                            settings_profile=config.settings_profile, seed=config.seed, max_examples=budget,
-                           notes=notes, strict_doc=config.strict_doc)
+                           notes=notes, strict_doc=config.strict_doc, known=known,
+                           report_known=config.report_known, documents_only=config.documents_only)
         groups = plan_groups(target, profile, strict_doc=config.strict_doc)
         if config.groups is not None:
             groups = {g: v for g, v in groups.items() if g in config.groups}
@@ -186,14 +186,14 @@ def _search(config: RunConfig, target: Target | None, made: list) -> RunResult:
 
 def group_test(target, result, group, strategy, body, *, progress=None, strict_doc=False, ctrl_c=None):
     """(test, ctx): a Hypothesis test (not yet given settings) checking `group` against the
-    target; after it fails, ctx.last holds the shrunk failure. With `ctrl_c` (a _CtrlC), an
-    example after a Ctrl-C raises KeyboardInterrupt whatever swallowed the first one."""
+    target; after it fails, ctx.failures holds each failure, shrunk. With `ctrl_c` (a _CtrlC),
+    an example after a Ctrl-C raises KeyboardInterrupt whatever swallowed the first one."""
     ctx = GroupContext(target, result, group, strict_doc=strict_doc)
 
     def example(data):
         if ctrl_c is not None and ctrl_c.pressed:
             raise KeyboardInterrupt
-        ctx.calls, ctx.outputs = [], []
+        ctx.start_example()
         if ctx.stopped():
             return  # enough crashing/hanging replays: keep the smallest one seen
         result.examples[group] += 1
@@ -201,60 +201,91 @@ def group_test(target, result, group, strategy, body, *, progress=None, strict_d
             progress.update(result, group)
         start = time.perf_counter()
         try:
-            if body(ctx, data):
+            try:
+                judged = body(ctx, data)
+            except Violation as violation:  # a crash, hang, broken adapter or refusal: the example ends
+                ctx.found.append(violation)
+                judged = True
+            if judged:
                 result.judged[group] += 1
-        except Violation as violation:
-            result.judged[group] += 1
-            draw = data if group == "invalid" else None
-            case = draw.case if draw is not None else ctx.judged(data[0])
-            if case is None:  # a descriptor the target judged as written
-                case = case_of(draw)
-            x = ctx.calls[0][1] if ctx.calls else (None if draw is not None else data[1])
-            ctx.last = Failure(target=target.name, group=group, violation=violation, case=case, x=x,
-                               calls=list(ctx.calls), outputs=list(ctx.outputs), draw=draw)
-            if result.has_failure(ctx.last):
-                raise _AlreadyReported from None
-            raise
+            if ctx.found:
+                case, x, draw = _example_case(ctx, group, data)
+                ctx.settle(case, lambda violation: Failure(
+                    target=target.name, group=group, violation=violation, case=case, x=x,
+                    calls=list(ctx.calls), outputs=list(ctx.outputs), draw=draw))
         finally:
             result.timing["body_s"] += time.perf_counter() - start
 
     return given(strategy)(example), ctx
 
 
+def _example_case(ctx, group, data):
+    """(case, x, draw) of an example: the case as the target was judged on it, the input of
+    its first call, and the draw of an invalid descriptor (None elsewhere)."""
+    draw = data if group == "invalid" else None
+    case = draw.case if draw is not None else ctx.judged(data[0])
+    if case is None:  # a descriptor the target judged as written
+        case = case_of(draw)
+    x = ctx.calls[0][1] if ctx.calls else (None if draw is not None else data[1])
+    return case, x, draw
+
+
+def _keep(result, ctx) -> None:
+    """Keep the group's failures (each shrunk, when Hypothesis finished with it)."""
+    for failure in ctx.failures.values():
+        record_failure(result, failure)
+
+
+def _passes(group_settings, seed, group: str):
+    """The Hypothesis runs of a group, each (settings, seed or None), lazily: with a database,
+    first a replay of its saved failures alone (Hypothesis searches no further once it replays
+    a failure, and @seed turns the database off), then searches. A search stops looking some
+    time after its last new failure; while budget is left, the next search, which passes over
+    the failures kept so far, digs on from a seed of its own (derived from the run's seed, so a
+    seeded or derandomized run repeats)."""
+    if group_settings.database is not None:
+        yield settings(group_settings, phases=(Phase.reuse, Phase.shrink)), None
+    search = tuple(p for p in group_settings.phases if p != Phase.reuse)
+    first = settings(group_settings, phases=search) if group_settings.database is not None else group_settings
+    yield first, seed
+    repeatable = seed is not None or group_settings.derandomize
+    for number in range(1, MAX_SEARCHES):
+        later = settings(first, derandomize=False)
+        yield later, (zlib.crc32(f"{seed}|{group}|{number}".encode()) if repeatable else None)
 
 
 def _run_group(target, result, group, strategy, body, group_settings, seed, progress, *, strict_doc=False,
                ctrl_c=None) -> None:
-    """Run one group; with both a seed and a database, first replay the saved failures
-    (Hypothesis's @seed turns the database off for the seeded search)."""
-    passes = [group_settings]
-    if seed is not None and group_settings.database is not None:
-        passes = [settings(group_settings, phases=(Phase.reuse, Phase.shrink)), group_settings]
-    for index, pass_settings in enumerate(passes):
+    """Run one group: its passes (see _passes) until one finds nothing new or the group's
+    budget is spent (shrinking counts: each example it runs is one)."""
+    share, start_count = group_settings.max_examples, result.examples[group]
+    for index, (pass_settings, pass_seed) in enumerate(_passes(group_settings, seed, group)):
+        replay = Phase.generate not in pass_settings.phases
+        left = share - (result.examples[group] - start_count)
+        if not replay and left < 1:
+            return
         test, ctx = group_test(target, result, group, strategy, body, progress=progress, strict_doc=strict_doc,
                                ctrl_c=ctrl_c)
-        test = settings(pass_settings)(test)
-        if seed is not None and index == len(passes) - 1:
-            test = hypothesis_seed(seed)(test)
+        test = settings(pass_settings, max_examples=max(1, left))(test)
+        if pass_seed is not None:
+            test = hypothesis_seed(pass_seed)(test)
         group_start = time.perf_counter()
         try:
             test()
-        except _AlreadyReported:
-            record_failure(result, ctx.last)  # kept once; the group is counted as failed
-            return
         except KeyboardInterrupt:
-            if ctx.last is not None:  # found before the interrupt (perhaps not fully shrunk)
-                record_failure(result, ctx.last)
+            _keep(result, ctx)  # found before the interrupt (perhaps not fully shrunk)
             raise
-        except Exception as exc:  # the group's shrunk failure (or Hypothesis reporting it flaky)
-            if isinstance(exc, unittest.SkipTest) and index < len(passes) - 1:
-                continue  # nothing saved for this group: on to the seeded search
-            if ctx.last is not None:
-                record_failure(result, ctx.last)
-            elif not (ctrl_c and ctrl_c.pressed):
+        except Exception as exc:  # the group's shrunk failures (one, a group of them, or reported flaky)
+            if not ctx.failures and not isinstance(exc, unittest.SkipTest) and not (ctrl_c and ctrl_c.pressed):
                 result.errors.append((group, f"{type(exc).__name__}: {exc}"))
+            _keep(result, ctx)
             if ctrl_c and ctrl_c.pressed:  # the interrupt, folded by Hypothesis into its own error
                 raise KeyboardInterrupt from None
-            return
+            if not ctx.failures and not replay:
+                return  # a fault of the suite: searching again would meet it again
+        else:
+            _keep(result, ctx)
+            if not replay:
+                return  # nothing new found: the search used what it was given
         finally:
             result.timing["group_s"] += time.perf_counter() - group_start

@@ -41,6 +41,8 @@ class Progress:
 
 def budget_lines(result) -> list[str]:
     """Examples per group against its share of the budget, and why a group used more or fewer."""
+    from topkspec.fuzz.config import MAX_SEARCHES
+
     budgets = getattr(result, "budgets", None) or {}
     if not budgets:
         return []
@@ -52,10 +54,10 @@ def budget_lines(result) -> list[str]:
         if used == share:
             continue
         if group in failed and used > share:
-            why = ("it stops at its first failure, and shrinking that failure runs further examples "
-                   "(each one counted)")
+            why = "shrinking its failures runs further examples (each one counted)"
         elif group in failed:
-            why = "it stops at its first failure"
+            why = (f"each search stops looking some time after its last new failure, and a group makes at most "
+                   f"{MAX_SEARCHES}")
         elif used > share:
             why = "examples saved in the example database replay first and count too"
         else:

@@ -1,0 +1,161 @@
+"""One verdict per rule: what a run concluded about each rule it could check.
+
+- holds: every example that reached the rule kept it (N, counted after the check ran);
+- broken: a failure filed under the rule, on a rule the documents state;
+- broken by our reading only: the same, on a rule that is our interpretation of the documents
+  (with --documents-only, a note, not a failure);
+- known: it broke only in ways a known-deviation entry declares;
+- unsupported: no example could reach it, for a reason the target gives;
+- not evaluated: no example reached it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from topkspec.properties import failures
+
+HOLDS = "holds"
+BROKEN = "broken"
+BROKEN_BY_READING = "broken by our reading only"
+KNOWN = "known"
+UNSUPPORTED = "unsupported"
+NOT_EVALUATED = "not evaluated"
+VERDICTS = (HOLDS, BROKEN, BROKEN_BY_READING, KNOWN, UNSUPPORTED, NOT_EVALUATED)
+
+# The groups whose examples reach a rule, where it is not the valid group (for `unsupported`).
+_RULE_GROUPS = {"out.invalid_rejected": ("invalid",), "out.deterministic": ("deterministic",),
+                "out.prefix": ("metamorphic",), "out.axis_moves": ("metamorphic",),
+                "out.topk_equals_topk1": ("metamorphic",), "out.nan.unspecified": ("nan",)}
+
+
+def rule_status(rule_id: str) -> str:
+    """"documented" or "interpretation" (or "unspecified") as the spec marks the rule; a
+    pseudo-rule outside the spec (an adapter error) counts as documented: it is never hidden."""
+    from topkspec import spec
+
+    rule = spec.RULES.get(rule_id)
+    return rule.status if rule is not None else "documented"
+
+
+def is_reading(rule_id: str) -> bool:
+    """True when the rule is our reading of the documents, not their statement."""
+    from topkspec.spec.rules import DOCUMENTED
+
+    return rule_status(rule_id) != DOCUMENTED
+
+
+def status_word(rule_id: str) -> str:
+    """'documents' or 'our reading': who says the rule, in a word for tables and titles."""
+    return "our reading" if is_reading(rule_id) else "documents"
+
+
+@dataclass
+class RuleVerdict:
+    rule: str
+    kind: str  # one of VERDICTS
+    count: int = 0  # examples that held it (holds), broke it (broken, known)
+    detail: str = ""  # the failure class, the known entry, the reason it is unsupported
+    failure: object = None  # the Failure a broken verdict reports
+
+    @property
+    def status(self) -> str:
+        return status_word(self.rule)
+
+    def text(self) -> str:
+        """'holds (812)', 'broken (wrong result)', 'known (34): reason', ..."""
+        count = f" ({self.count})" if self.count and self.kind in (HOLDS, KNOWN) else ""
+        detail = f": {self.detail}" if self.detail and self.kind in (KNOWN, UNSUPPORTED, NOT_EVALUATED) else ""
+        if self.kind in (BROKEN, BROKEN_BY_READING) and self.detail:
+            detail = f" ({self.detail})"
+        return f"{self.kind}{count}{detail}"
+
+
+def _failure_rules(failure) -> set:
+    """The rules a failure breaks for the verdicts: the rule it is filed under, and for an
+    accepted invalid descriptor also the acceptance rule (out.invalid_rejected)."""
+    rules = {failure.rule}
+    if failure.failure_class == failures.ACCEPTS_INVALID:
+        rules.add(failure.violation.rules[0])
+    return rules
+
+
+def _rules_to_show(result) -> list:
+    """The output rules, then every other rule the run saw broken, in the spec's order."""
+    from topkspec import spec
+
+    seen = set(result.broken_seen) | {r for f in result.failures for r in _failure_rules(f)}
+    ids = [r.id for r in spec.RULE_LIST if r.scope == "output" or r.id in seen]
+    return ids + sorted(seen - set(ids))
+
+
+def _unsupported_reason(result, rule: str) -> str:
+    """Why no example could reach the rule, or '' when examples could have."""
+    groups = _RULE_GROUPS.get(rule, ("valid",))
+    planned = [g for g in groups if g in result.budgets]
+    if not planned:
+        if rule == "out.invalid_rejected":
+            return "the target does not refuse invalid input (it does not validate)"
+        return ""
+    if any(result.judged[g] for g in planned) or not result.unsupported:
+        return ""
+    reason, _ = result.unsupported.most_common(1)[0]
+    return f"every case drawn was outside what the target supports ({reason})"
+
+
+def rule_verdicts(result) -> list:
+    """[RuleVerdict] for the rules the run could speak of, in the spec's order."""
+    verdicts = []
+    for rule in _rules_to_show(result):
+        verdicts.append(_verdict(result, rule))
+    return verdicts
+
+
+def _verdict(result, rule: str) -> RuleVerdict:
+    kept = [f for f in result.failures if rule in _failure_rules(f)]
+    if kept:
+        kind = BROKEN_BY_READING if is_reading(rule) else BROKEN
+        classes = ", ".join(sorted({f.failure_class for f in kept}))
+        return RuleVerdict(rule, kind, result.broken_seen[rule], classes, kept[0])
+    if rule in result.readings:  # --documents-only: our reading broken, noted only
+        return RuleVerdict(rule, BROKEN_BY_READING, result.broken_seen[rule], "a note under --documents-only")
+    known = [(entry, n) for entry, n in result.known_seen.items() if entry.rule == rule]
+    if known:
+        entry = known[0][0]
+        return RuleVerdict(rule, KNOWN, sum(n for _, n in known), entry.reason or entry.describe())
+    if result.broken_seen[rule]:  # broke only alongside a failure another rule reported first
+        return RuleVerdict(rule, BROKEN, result.broken_seen[rule],
+                           "in examples that broke a rule reported first; no report of its own")
+    if result.held[rule]:
+        return RuleVerdict(rule, HOLDS, result.held[rule])
+    why = _unsupported_reason(result, rule)
+    if why:
+        return RuleVerdict(rule, UNSUPPORTED, 0, why)
+    return RuleVerdict(rule, NOT_EVALUATED, 0, "no example reached it")
+
+
+def verdict_lines(result, indent: str = "  ") -> list:
+    """The verdicts as summary lines: rule, who says it, verdict."""
+    lines = []
+    for verdict in rule_verdicts(result):
+        where = ""
+        if verdict.failure is not None and verdict.failure.report_dir:
+            where = f" -> {verdict.failure.report_dir}"
+        lines.append(f"{indent}{verdict.rule:<28} {verdict.status:<11} {verdict.text()}{where}")
+    return lines
+
+
+def known_lines(result, indent: str = "  ") -> list:
+    """Known deviations seen (with how often), and the entries of the list never seen."""
+    known = getattr(result, "known", None)
+    if known is None:
+        return []
+    lines = [f"known deviations ({known.source}):"]
+    for entry, count in sorted(result.known_seen.items(), key=lambda item: -item[1]):
+        lines.append(f"{indent}seen {count:>5}  {entry.describe()}")
+    unseen = [entry for entry in known if entry not in result.known_seen
+              and entry.matches(entry.rule, entry.failure_class, entry.dtype, result.profile, result.version)]
+    for entry in unseen:
+        lines.append(f"{indent}known, not seen (fixed, or not reached by this run): {entry.describe()}")
+    if len(lines) == 1:
+        lines.append(f"{indent}none listed")
+    return lines
