@@ -28,7 +28,8 @@ def test_the_reference_holds_every_property(capsys):
     code, out, err = fuzz(capsys, "--target", "reference", "--max-examples", "60", "--seed", "0")
     assert code == 0, f"exit code: expected 0, got {code}\n{out}{err}"
     assert "every property held" in out, f"summary: {out}"
-    for heading in ("examples per property:", "coverage per type and rank:", "rank 1"):
+    for heading in ("verdict per rule", "out.values.select            documents   holds (", "coverage per type and rank:",
+                    "rank 1"):
         assert heading in out, f"summary lacks {heading!r}: {out}"
 
 
@@ -67,7 +68,7 @@ def test_a_correct_function_holds_under_the_dev_profile_with_a_seed(capsys, tmp_
     out, err = capsys.readouterr()
     assert code == 0, f"exit code: expected 0, got {code}\n{out}{err}"
     assert "every property held" in out and "error in group" not in out, out
-    assert " 0 examples in " not in out and "rejects_invalid" in out, out
+    assert " 0 examples in " not in out and re.search(r"out.invalid_rejected .* holds \(\d+\)", out), out
 
 
 def test_the_same_seed_repeats_the_run(capsys):
@@ -143,7 +144,8 @@ def test_the_summary_explains_a_budget_not_used_as_given(capsys):
     code, out, err = fuzz(capsys, "--target", f"{PLANTED}:one_based_indices", "--max-examples", "60", "--seed", "0")
     header = next(line for line in out.splitlines() if line.startswith("examples by group"))
     assert "budget of 60" in header and "valid " in header, f"per-group budget line: {header!r}"
-    assert re.search(r"\n  valid: \d+ of \d+: it stops at its first failure", out), f"why valid differs:\n{out}"
+    assert re.search(r"\n  valid: \d+ of \d+: shrinking its failures runs further examples", out), \
+        f"why valid differs:\n{out}"
 
 
 def test_a_profile_past_the_known_tables_says_which_it_used(capsys):
@@ -198,7 +200,9 @@ def test_matrix_marks_holds_and_broken_and_links_reports(capsys, tmp_path):
     assert code == 1, f"matrix exit code: expected 1 (a target broke a rule), got {code}"
     text = out_file.read_text()
     assert "| `out.exact` |" in text and "holds (" in text, f"matrix:\n{text}"
-    assert "**broken** (wrong result)](reports/" in text, f"matrix has no linked broken cell:\n{text}"
+    assert "[**broken (wrong result)**](reports/" in text, f"matrix has no linked broken cell:\n{text}"
+    row = next(line for line in text.splitlines() if line.startswith("| `out.values.gather` |"))
+    assert row.startswith("| `out.values.gather` | documents | holds ("), f"the columns disagree:\n{row}"
 
 
 def test_bench_prints_json_lines_with_the_floor(capsys):

@@ -53,6 +53,13 @@ def _add_run_options(parser) -> None:
                         help=f"seconds a call may take before it counts as a hang (default {DEFAULT_TIMEOUT:g})")
     parser.add_argument("--isolate", choices=("auto", "always", "never"), default="auto",
                         help="run the target in a worker process: auto isolates native targets and plain functions")
+    parser.add_argument("--known", nargs="?", const="", default=None, metavar="FILE",
+                        help="known deviations (TOML) are counted, not failures; without FILE, the list "
+                             "topkspec ships for the target")
+    parser.add_argument("--report-known", action="store_true",
+                        help="shrink and report known deviations too (they still do not fail the run)")
+    parser.add_argument("--documents-only", action="store_true",
+                        help="judge by the documents alone: a rule that is our reading of them, broken, is a note")
 
 
 def did_you_mean(name: str) -> str:
@@ -141,7 +148,8 @@ def cmd_fuzz(args) -> int:
         config = RunConfig(target=args.target, profile=args.profile, max_examples=args.max_examples,
                            seed=args.seed, settings_profile=args.settings_profile, database=args.database,
                            report_dir=args.report_dir, isolate=_isolate(args.isolate), timeout=args.timeout,
-                           progress=None if args.quiet else sys.stderr, strict_doc=args.strict_doc)
+                           progress=None if args.quiet else sys.stderr, strict_doc=args.strict_doc,
+                           known=args.known, report_known=args.report_known, documents_only=args.documents_only)
         result = run_fuzz(config, target=target)
     finally:
         target.close()  # the run closes it too; this is for a Ctrl-C before the run begins
@@ -169,9 +177,16 @@ def cmd_matrix(args) -> int:
     out_dir = os.path.dirname(os.path.abspath(args.out)) if args.out else os.getcwd()
     if args.out and not (os.path.isdir(out_dir) and os.access(out_dir, os.W_OK | os.X_OK)):
         raise UsageError(f"--out {args.out}: cannot write a file in {out_dir}")
+    if args.known:  # a file of ours for every target: a bad one is bad usage before any run
+        from topkspec.known import KnownError, load_known
+        try:
+            load_known(args.known, names[0])
+        except KnownError as exc:
+            raise UsageError(str(exc)) from None
     text, status = run_matrix(names, max_examples=args.max_examples, seed=args.seed, profile=args.profile,
                              report_dir=args.report_dir, isolate=_isolate(args.isolate), timeout=args.timeout,
-                             out_dir=out_dir, progress=None if args.quiet else sys.stderr)
+                             out_dir=out_dir, progress=None if args.quiet else sys.stderr, known=args.known,
+                             report_known=args.report_known, documents_only=args.documents_only)
     if args.out:
         with open(args.out, "w") as handle:
             handle.write(text)

@@ -27,10 +27,18 @@ def pytest_addoption(parser):
                     help="seconds a call may take before it counts as a hang (isolated targets)")
     group.addoption("--topk-strict-doc", action="store_true", default=False,
                     help="apply the literal DirectML text: K must be less than the axis size")
+    group.addoption("--topk-known", nargs="?", const="", default=None, metavar="FILE",
+                    help="known deviations (TOML) pass and are counted; without FILE, the target's shipped list")
+    group.addoption("--topk-report-known", action="store_true", default=False,
+                    help="shrink and report known deviations too (they still pass)")
+    group.addoption("--topk-documents-only", action="store_true", default=False,
+                    help="judge by the documents alone: our readings broken are notes, not failures")
 
 
 # The report folders made when the options were checked: taken away at the end if nothing failed.
 _MADE_FOLDERS = pytest.StashKey[list]()
+# The session the suite's tests ran, for the verdicts at the end.
+_SESSION = pytest.StashKey[object]()
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -60,6 +68,10 @@ def _check_options(config) -> None:
         if profile is not None:
             from topkspec import spec
             spec.parse_profile(profile)
+        known = config.getoption("--topk-known")
+        if known:  # a bad file of known deviations stops the run before it starts
+            from topkspec.known import load_known
+            load_known(known, name or "onnxruntime")
         if report_dir:
             from topkspec.errors import writable_folder
             config.stash[_MADE_FOLDERS] = writable_folder(report_dir, "cannot write reports to")
@@ -87,37 +99,48 @@ class TopKSession:
         self.target = resolve_target(self.target_spec, isolate=None, timeout=self.timeout)
         try:  # a worker that does not start says so at its first use, here
             self.profile = spec.parse_profile(config.getoption("--topk-spec") or self.target.default_profile).name
-            self.groups = self._plan()  # group -> (strategy, example, ctx, result) for the groups that apply
+            self.result = self._result(config)  # the whole session's, shared by its groups as in a fuzz run
+            self.groups = self._plan()  # group -> (strategy, example, ctx) for the groups that apply
         except BaseException:
             self.target.close()
             raise
-        self.reported: dict = {}  # (target, rule, failure class) -> report folder
+        self.reported: dict = {}  # failure key -> report folder
 
-    def _plan(self) -> dict:
-        """{group: (strategy, example, ctx, result)}, built when the session starts: outside any
-        test, since building a group wraps its example in @given."""
+    def _result(self, config):
         from hypothesis import settings
 
-        from topkspec.fuzz import RunResult, group_test, plan_groups
+        from topkspec.fuzz import RunResult
+
+        known = config.getoption("--topk-known")
+        if known is not None:
+            from topkspec.known import load_known
+            known = load_known(known or None, self.target.name)
+        return RunResult(target=self.target.name, version=self.target.version(), profile=self.profile,
+                         settings_profile=None, seed=None, max_examples=settings.default.max_examples,
+                         strict_doc=self.strict_doc, known=known,
+                         report_known=config.getoption("--topk-report-known"),
+                         documents_only=config.getoption("--topk-documents-only"))
+
+    def _plan(self) -> dict:
+        """{group: (strategy, example, ctx)}, built when the session starts: outside any test,
+        since building a group wraps its example in @given."""
+        from topkspec.fuzz import group_test, plan_groups
         from topkspec.suite import group_budgets
 
         groups = {}
         budgets = group_budgets()
         for group, (strategy, body) in plan_groups(self.target, self.profile, strict_doc=self.strict_doc).items():
-            result = RunResult(target=self.target.name, version=self.target.version(), profile=self.profile,
-                               settings_profile=None, seed=None, max_examples=settings.default.max_examples)
-            result.budgets[group] = budgets[group]
-            test, ctx = group_test(self.target, result, group, strategy, body, strict_doc=self.strict_doc)
-            groups[group] = (strategy, test.hypothesis.inner_test, ctx, result)
+            self.result.budgets[group] = budgets[group]
+            test, ctx = group_test(self.target, self.result, group, strategy, body, strict_doc=self.strict_doc)
+            groups[group] = (strategy, test.hypothesis.inner_test, ctx)
         return groups
 
     def too_little(self, group: str) -> str | None:
         """Why a group that passed is no pass: it judged too little (see RunResult.thin_groups)."""
-        planned = self.groups.get(group)
-        if planned is None:
-            return None
-        result = planned[3]
-        for _, judged, ran in result.thin_groups():
+        result = self.result
+        for thin, judged, ran in result.thin_groups():
+            if thin != group:
+                continue
             reasons = "; ".join(f"{count} x {reason}" for reason, count in result.unsupported.most_common(3))
             return (f"topkspec: {group} judged too little: {judged} of its {ran} examples (unsupported, refused "
                     f"as allowed or not runnable){': ' + reasons if reasons else ''}")
@@ -126,27 +149,31 @@ class TopKSession:
     def check(self, group: str, data) -> None:
         """One example of a property group: draw it from `data` (the suite test's
         `st.data()`, so --hypothesis-show-statistics shows the strategies' coverage events)
-        and check it; a broken property raises its Violation."""
+        and check it; each new failure raises an exception of its own (see fuzz.context)."""
         planned = self.groups.get(group)
         if planned is None:
             pytest.skip(f"{group} does not apply to {self.target.name} at {self.profile}")
-        strategy, example, _ctx, _result = planned
+        strategy, example, _ctx = planned
         example(data.draw(strategy, label=group))
 
-    def failure_of(self, group: str):
-        """The shrunk failure of a group that failed, or None."""
-        planned = self.groups.get(group)
-        return planned[2].last if planned else None
+    def failures_of(self, group: str) -> list:
+        """The group's failures, each shrunk, kept in the session's result as a fuzz run keeps them."""
+        from topkspec.fuzz.results import record_failure
 
-    def write_report(self, group: str) -> str | None:
-        """Write the group's bug report (once per distinct failure) when a folder was asked for."""
+        planned = self.groups.get(group)
+        found = list(planned[2].failures.values()) if planned else []
+        for failure in found:
+            record_failure(self.result, failure)
+        return found
+
+    def write_report(self, failure) -> str | None:
+        """Write a failure's bug report (once per distinct failure) when a folder was asked for."""
         from topkspec.report import write_report
 
-        failure = self.failure_of(group)
-        if failure is None or not self.report_dir:
+        if not self.report_dir:
             return None
         if failure.key not in self.reported:
-            self.reported[failure.key] = write_report(failure, self.groups[group][3], self.report_dir,
+            self.reported[failure.key] = write_report(failure, self.result, self.report_dir,
                                                       target_spec=self.target_spec,
                                                       index=len(self.reported) + 1, timeout=self.timeout)
         return self.reported[failure.key]
@@ -164,27 +191,40 @@ def pytest_runtest_makereport(item, call):
         return
     group = getattr(getattr(item, "callspec", None), "params", {}).get("group")
     session = item.funcargs["topk_session"]
-    planned = session.groups.get(group) if group else None
-    if planned is not None:  # recorded as record_property does (junitxml reads them at teardown)
-        item.user_properties += [("topkspec_examples", planned[3].examples[group]),
-                                 ("topkspec_budget", planned[3].budgets[group])]
+    if group in session.groups:  # recorded as record_property does (junitxml reads them at teardown)
+        item.user_properties += [("topkspec_examples", session.result.examples[group]),
+                                 ("topkspec_budget", session.result.budgets[group])]
     if report.passed and group:
         why = session.too_little(group)
         if why:  # a pass that judged (almost) nothing is no pass
             report.outcome, report.longrepr = "failed", why
         return
-    if not report.failed:
-        return
-    failure = session.failure_of(group) if group else None
-    if failure is None:
+    if not report.failed or not group:
         return
     from topkspec.report.summary import failure_lines
 
-    lines = [f"[{failure.failure_class}] {failure.rule}: {failure.case.describe()}"]
-    lines += failure_lines(failure, indent="    ")
-    folder = session.write_report(group)
-    lines.append(f"bug report: {folder}" if folder else "bug report: none written (give --topk-report-dir DIR)")
-    report.sections.append(("topkspec: what was found", "\n".join(lines)))
+    lines = []
+    for failure in session.failures_of(group):
+        lines.append(f"[{failure.failure_class}] {failure.rule}: {failure.case.describe()}")
+        lines += failure_lines(failure, indent="    ")
+        folder = session.write_report(failure)
+        lines.append(f"bug report: {folder}" if folder else "bug report: none written (give --topk-report-dir DIR)")
+    if lines:
+        report.sections.append(("topkspec: what was found", "\n".join(lines)))
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """The verdict per rule the session reached, as `topkspec fuzz` prints it."""
+    session = config.stash.get(_SESSION, None)
+    if session is None:
+        return
+    from topkspec.fuzz.verdicts import known_lines, verdict_lines
+
+    for group in session.groups:
+        session.failures_of(group)
+    terminalreporter.section(f"topkspec verdicts: {session.target.name} at {session.profile}")
+    for line in verdict_lines(session.result, indent="") + known_lines(session.result, indent="  "):
+        terminalreporter.write_line(line)
 
 
 @pytest.fixture(scope="session")
@@ -196,6 +236,7 @@ def topk_session(request):
         session = TopKSession(request.config)
     except (ValueError, TargetCrashed, TargetHung) as exc:  # bad usage, or a target that cannot start
         raise pytest.UsageError(f"topkspec: {exc}") from None
+    request.config.stash[_SESSION] = session
     yield session
     session.close()
 

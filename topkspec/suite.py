@@ -28,7 +28,7 @@ def group_budgets() -> dict:
 
 def _group_test(group: str):
     @pytest.mark.parametrize("group", [group])
-    @settings(max_examples=group_budgets()[group], report_multiple_bugs=False,
+    @settings(max_examples=group_budgets()[group], report_multiple_bugs=True,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                      HealthCheck.filter_too_much, HealthCheck.large_base_example])
     @given(data=st.data())

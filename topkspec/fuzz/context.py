@@ -49,7 +49,7 @@ def found_type(key: tuple) -> type:
     """The exception type raised for failures of `key`: one type per key, so Hypothesis, which
     tells failures apart by type and place, finds and shrinks each of them on its own."""
     if key not in _FOUND_TYPES:
-        name = "Found_" + "_".join("".join(c if c.isalnum() else "_" for c in str(part)) for part in key[1:])
+        name = "Violation_" + "_".join("".join(c if c.isalnum() else "_" for c in str(part)) for part in key[1:])
         _FOUND_TYPES[key] = type(name, (Found,), {"__module__": __name__})
     return _FOUND_TYPES[key]
 
@@ -70,6 +70,7 @@ class GroupContext:
         self.calls: list = []
         self.outputs: list = []
         self.found: list = []  # the example's violations, most specific first
+        self.kept: set = set()  # the rules the example's checks kept
         self.failures: dict = {}  # key -> the latest Failure raised (after shrinking: the shrunk one)
         self.fatal = Counter()  # crash/hang examples seen in this group
         self.check_names = _check_names()
@@ -81,7 +82,13 @@ class GroupContext:
         return next(reversed(self.failures.values()), None)
 
     def start_example(self) -> None:
-        self.calls, self.outputs, self.found = [], [], []
+        self.calls, self.outputs, self.found, self.kept = [], [], [], set()
+
+    def end_example(self) -> None:
+        """Count the rules the example kept, each once, unless it also broke them."""
+        broken = {filed_rule(violation) for violation in self.found}
+        for rule in self.kept - broken:
+            self.result.held[rule] += 1
 
     def judged(self, case):
         return case.with_(index_dtype=self.target.index_dtype) if self.target.index_dtype else case
@@ -183,8 +190,7 @@ class GroupContext:
     def held(self, name: str) -> None:
         """Property `name` was checked on this example and held: counted for its rules."""
         self.result.checks[name] += 1
-        for rule in self.property_rules.get(name, (name,)):
-            self.result.held[rule] += 1
+        self.kept.update(self.property_rules.get(name, (name,)))
 
     def evaluate(self, name: str, check, *args, **options) -> bool:
         """Check property `name` on this example: True when it held. Its violation is kept for

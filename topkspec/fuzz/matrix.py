@@ -1,53 +1,54 @@
 """The conformance matrix: a fixed budget against several targets, one markdown table of
-output rules by target (holds, broken with a link to its report, unsupported, not checked)."""
+rules by target, each cell the run's verdict on the rule (fuzz.verdicts), broken ones linking
+to their reports."""
 from __future__ import annotations
 
 import os
 
+from topkspec.fuzz.verdicts import BROKEN, BROKEN_BY_READING
 from topkspec.properties.failures import ADAPTER_ERROR
 from topkspec.report import slug
 
 
-def _rules_checked(result) -> dict:
-    """{rule: examples} from the examples per property of a run."""
-    from topkspec.properties import BY_NAME
-
-    checked: dict = {}
-    for name, count in result.checks.items():
-        prop = BY_NAME.get(name)
-        for rule in (prop.rules if prop else ()):
-            checked[rule] = checked.get(rule, 0) + count
-    return checked
-
-
 def cell(rule: str, result, out_dir: str) -> str:
-    """One table cell: what became of `rule` in the run."""
+    """One table cell: the run's verdict on `rule` (see fuzz.verdicts), a broken one linking to
+    its report."""
+    from topkspec.fuzz.verdicts import verdict_of
+
     if isinstance(result, str):
         return "unsupported"  # the target cannot run here; the reason is under the table
-    for failure in result.failures:
-        if rule in failure.violation.rules:
-            label = f"**broken** ({failure.failure_class})"
-            if failure.report_dir:
-                return f"[{label}]({os.path.relpath(os.path.join(failure.report_dir, 'report.md'), out_dir)})"
-            return label
-    examples = _rules_checked(result).get(rule, 0)
-    return f"holds ({examples})" if examples else "not checked"
+    verdict = verdict_of(result, rule)
+    text = verdict.text().replace("|", "/")
+    if verdict.kind in (BROKEN, BROKEN_BY_READING):
+        text = f"**{text}**"
+        failure = verdict.failure
+        if failure is not None and failure.report_dir:
+            return f"[{text}]({os.path.relpath(os.path.join(failure.report_dir, 'report.md'), out_dir)})"
+    return text
 
 
 def format_matrix(results: dict, out_dir: str = ".") -> str:
-    """Markdown: a row per output rule, a column per target; notes on what could not run."""
-    from topkspec import spec
+    """Markdown: a row per rule (the output rules, and any other rule a run saw broken), a
+    column per target, the same verdicts the runs' summaries give; notes on what could not run."""
+    from topkspec.fuzz.verdicts import rules_to_show, status_word
 
     names = list(results)
-    lines = ["| rule | " + " | ".join(f"`{n}`" for n in names) + " |",
-             "|---|" + "---|" * len(names)]
-    for rule in spec.RULE_LIST:
-        if rule.scope != "output":
-            continue
-        lines.append(f"| `{rule.id}` | " + " | ".join(cell(rule.id, results[n], out_dir) for n in names) + " |")
+    rules: list = []
+    for result in results.values():
+        if not isinstance(result, str):
+            rules += [rule for rule in rules_to_show(result) if rule not in rules]
+    if not rules:
+        from topkspec import spec
+        rules = [rule.id for rule in spec.RULE_LIST if rule.scope == "output"]
+    lines = ["| rule | stated by | " + " | ".join(f"`{n}`" for n in names) + " |",
+             "|---|---|" + "---|" * len(names)]
+    for rule in rules:
+        lines.append(f"| `{rule}` | {status_word(rule)} | "
+                     + " | ".join(cell(rule, results[n], out_dir) for n in names) + " |")
     lines.append("")
-    lines.append("Cells: holds (examples checked), broken (failure class; links to the report), "
-                 "unsupported (the target cannot run here), not checked (no example reached the rule).")
+    lines.append("Cells: holds (examples that kept the rule), broken or broken by our reading only (failure "
+                 "class; links to the report), known (a declared deviation, seen N times), unsupported (why), "
+                 "not evaluated (no example reached the rule). Stated by: the documents, or our reading of them.")
     for name, result in results.items():
         if isinstance(result, str):
             lines.append(f"- `{name}`: unsupported here: {result}")
@@ -64,7 +65,8 @@ def format_matrix(results: dict, out_dir: str = ".") -> str:
 
 
 def run_matrix(names, *, max_examples: int = 200, seed=None, profile=None, report_dir="topkspec-reports",
-               isolate=None, timeout=5.0, out_dir: str = ".", progress=None):
+               isolate=None, timeout=5.0, out_dir: str = ".", progress=None, known=None, report_known=False,
+               documents_only=False):
     """(markdown, exit code): run each target, then the table; the code is 1 when any broke a
     rule, else 3 when any judged too little (see RunResult.exit_code), else 0.
     An unknown target is bad usage (TargetError, before any run); one that cannot run here, or
@@ -82,7 +84,8 @@ def run_matrix(names, *, max_examples: int = 200, seed=None, profile=None, repor
             progress.write(f"topkspec: matrix target {number} of {len(names)}: {name}\n")
         config = RunConfig(target=name, profile=profile, max_examples=max_examples, seed=seed,
                            settings_profile="ci", report_dir=os.path.join(report_dir, slug(name)),
-                           isolate=isolate, timeout=timeout, progress=progress)
+                           isolate=isolate, timeout=timeout, progress=progress, known=known,
+                           report_known=report_known, documents_only=documents_only)
         try:
             results[name] = run_fuzz(config)
         except (RunError, TargetError, TargetCrashed, TargetHung) as exc:  # unavailable, or no worker starts

@@ -153,8 +153,11 @@ def _search(config: RunConfig, target: Target | None, made: list) -> RunResult:
         version = target.version()
         known = None
         if config.known is not None:  # "" names the target's shipped list
-            from topkspec.known import load_known
-            known = load_known(config.known or None, target.name)
+            from topkspec.known import KnownError, load_known
+            try:
+                known = load_known(config.known or None, target.name)
+            except KnownError as exc:
+                raise RunError(str(exc)) from None
         result = RunResult(target=target.name, version=version, profile=profile,
                            settings_profile=config.settings_profile, seed=config.seed, max_examples=budget,
                            notes=notes, strict_doc=config.strict_doc, known=known,
@@ -208,6 +211,7 @@ def group_test(target, result, group, strategy, body, *, progress=None, strict_d
                 judged = True
             if judged:
                 result.judged[group] += 1
+            ctx.end_example()
             if ctx.found:
                 case, x, draw = _example_case(ctx, group, data)
                 ctx.settle(case, lambda violation: Failure(

@@ -73,6 +73,7 @@ def format_summary(result) -> str:
     from topkspec.spec.queries import profile_text
 
     from topkspec.fuzz.config import EXIT_VACUOUS, MIN_JUDGED_SHARE
+    from topkspec.fuzz.verdicts import known_lines, status_word, verdict_lines
 
     rate = f" ({result.total_examples / result.seconds:.1f} a second)" if result.seconds > 0 else ""
     strict = " (strict doc: K below the axis size)" if getattr(result, "strict_doc", False) else ""
@@ -85,9 +86,10 @@ def format_summary(result) -> str:
                      "reported, perhaps not fully shrunk")
     lines.extend(f"note: {note}" for note in getattr(result, "notes", ()))
     lines += budget_lines(result)
-    lines.append("examples per property:")
-    for name, count in sorted(result.checks.items()):
-        lines.append(f"  {name:<20} {count}")
+    judged_by = "the documents alone (--documents-only)" if result.documents_only else "the documents and our reading"
+    lines.append(f"verdict per rule, judged by {judged_by} (who states the rule: the documents, or our reading "
+                 f"of them):")
+    lines += verdict_lines(result)
     lines.append("coverage per type and rank:")
     by_type: dict = {}
     for (dtype, rank), count in result.coverage.items():
@@ -109,6 +111,9 @@ def format_summary(result) -> str:
     for group, judged, ran in thin:
         lines.append(f"too little judged in group {group}: {judged} of its {ran} examples (fewer than "
                      f"{MIN_JUDGED_SHARE:.0%}; the rest unsupported, refused as allowed or not runnable)")
+    lines += known_lines(result)
+    for rule, first in result.readings.items():
+        lines.append(f"note: {rule} (our reading) broke; not a failure under --documents-only: {first}")
     if result.failures:
         lines.append("failures by class:")
     elif result.errors:
@@ -118,15 +123,23 @@ def format_summary(result) -> str:
                      f"(exit {EXIT_VACUOUS})")
     elif getattr(result, "interrupted", False):
         lines.append("failures: none found before the interrupt")
+    elif result.known_seen or result.readings:
+        lines.append("failures: none new (what broke is known or our reading only, listed above)")
     else:
         lines.append("failures: none, every property held")
     for name, count in sorted(result.failures_by_class().items()):
         lines.append(f"  {name:<28} {count}")
     for failure in result.failures:
         where = f" -> {failure.report_dir}" if failure.report_dir else ""
-        lines.append(f"  [{failure.failure_class}] {failure.rule}: {failure.case.describe()}{where}")
+        lines.append(f"  [{failure.failure_class}] {failure.rule} ({status_word(failure.rule)}): "
+                     f"{failure.case.describe()}{where}")
         if not failure.report_dir:
             lines += failure_lines(failure)
+    if result.known_failures:
+        lines.append("known deviations reported (--report-known; not failures):")
+    for failure in result.known_failures:
+        where = f" -> {failure.report_dir}" if failure.report_dir else ""
+        lines.append(f"  [{failure.failure_class}] {failure.rule}: {failure.case.describe()}{where}")
     for group, message in result.errors:
         lines.append(f"error in group {group} (a fault of the suite, not the target): {message}")
     return "\n".join(lines)

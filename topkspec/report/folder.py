@@ -8,6 +8,8 @@ import re
 import numpy as np
 
 from topkspec.report.cite import citations
+from topkspec.spec.queries import rule_status
+from topkspec.spec.rules import DOCUMENTED
 from topkspec.report.compare import calls_for, expected_result
 from topkspec.report.markdown import report_markdown
 from topkspec.report.program import repro_source
@@ -76,6 +78,11 @@ def _why(failure, quoted) -> str:
     return rule.statement if rule else failure.rule
 
 
+def _stated_by(rule: str) -> str:
+    """Who states the rule a report's title names: the documents, or our reading of them."""
+    return "as the documents state it" if rule_status(rule) == DOCUMENTED else "our reading of the documents"
+
+
 def rerun_command(result, spec_text: str) -> str:
     return (f"topkspec fuzz --target {spec_text} --spec {result.profile}"
             + (f" --seed {result.seed}" if result.seed is not None else "")
@@ -95,7 +102,7 @@ def write_report(failure, result, directory: str, *, target_spec=None, index: in
     writer = writer_for(target)
     case = calls[0][0] if calls else failure.case
     stack = writer.stack(target, case, spec_text)
-    title = title_of(stack, failure)
+    title = f"{title_of(stack, failure)} ({_stated_by(failure.rule)})"
     quoted = citations(failure.rule, failure.case)
     rule_line = (f'{quoted[0]["title"]}, {quoted[0]["section"]}: {quoted[0]["quote"]}'
                  if quoted else f"Rule {failure.rule}")
@@ -107,6 +114,8 @@ def write_report(failure, result, directory: str, *, target_spec=None, index: in
         "relation": relation, "case": failure.case.to_dict(),
         "drawn_case": (failure.drawn or failure.case).to_dict(), "calls": [_call_dict(c) for c, _ in calls],
         "violation": failure.violation.to_dict(), "seed": result.seed,
+        "rule_status": rule_status(failure.rule),
+        "known": failure.known.describe() if failure.known is not None else None,
         "invalid_rules": sorted(failure.draw.rules) if failure.draw is not None else None,
         "rules": {rule: citations(rule, failure.case) for rule in failure.violation.rules},
         "stack": {"runtime": stack.runtime, "operator": stack.operator, "device": stack.device,
@@ -125,6 +134,6 @@ def write_report(failure, result, directory: str, *, target_spec=None, index: in
 
 
 def write_reports(result, directory: str, *, target_spec=None, timeout: float = 5.0) -> list[str]:
-    """One report folder per failure of the run."""
+    """One report folder per failure of the run, then per known deviation shrunk (--report-known)."""
     return [write_report(f, result, directory, target_spec=target_spec, index=i, timeout=timeout)
-            for i, f in enumerate(result.failures, 1)]
+            for i, f in enumerate(result.failures + result.known_failures, 1)]

@@ -73,3 +73,13 @@ def profile_text(profile) -> str:
         text += f"; {prof.level_name} is no feature level this spec knows, so the newest tables below it stand in"
     text += ")"
     return text
+
+
+def rule_status(rule_id: str) -> str:
+    """The rule's status: "documented" (the documents state it), "interpretation" (our
+    reading) or "unspecified". A pseudo-rule outside the spec (an adapter error, filed under
+    "adapter") counts as documented: what it says is never a reading to set aside."""
+    from topkspec.spec.rules import DOCUMENTED, RULES
+
+    rule = RULES.get(rule_id)
+    return rule.status if rule is not None else DOCUMENTED
