@@ -28,17 +28,9 @@ _RULE_GROUPS = {"out.invalid_rejected": ("invalid",), "out.deterministic": ("det
                 "out.topk_equals_topk1": ("metamorphic",), "out.nan.unspecified": ("nan",)}
 
 
-def rule_status(rule_id: str) -> str:
-    """"documented" or "interpretation" (or "unspecified") as the spec marks the rule; a
-    pseudo-rule outside the spec (an adapter error) counts as documented: it is never hidden."""
-    from topkspec import spec
-
-    rule = spec.RULES.get(rule_id)
-    return rule.status if rule is not None else "documented"
-
-
 def is_reading(rule_id: str) -> bool:
     """True when the rule is our reading of the documents, not their statement."""
+    from topkspec.spec.queries import rule_status
     from topkspec.spec.rules import DOCUMENTED
 
     return rule_status(rule_id) != DOCUMENTED
@@ -79,7 +71,7 @@ def _failure_rules(failure) -> set:
     return rules
 
 
-def _rules_to_show(result) -> list:
+def rules_to_show(result) -> list:
     """The output rules, then every other rule the run saw broken, in the spec's order."""
     from topkspec import spec
 
@@ -104,13 +96,11 @@ def _unsupported_reason(result, rule: str) -> str:
 
 def rule_verdicts(result) -> list:
     """[RuleVerdict] for the rules the run could speak of, in the spec's order."""
-    verdicts = []
-    for rule in _rules_to_show(result):
-        verdicts.append(_verdict(result, rule))
-    return verdicts
+    return [verdict_of(result, rule) for rule in rules_to_show(result)]
 
 
-def _verdict(result, rule: str) -> RuleVerdict:
+def verdict_of(result, rule: str) -> RuleVerdict:
+    """The run's verdict on one rule."""
     kept = [f for f in result.failures if rule in _failure_rules(f)]
     if kept:
         kind = BROKEN_BY_READING if is_reading(rule) else BROKEN
