@@ -156,3 +156,25 @@ def test_the_ci_profile_is_a_budget_per_run_as_in_the_command_line(pytester, tmp
     expected = split_budget(PROFILES["ci"]["max_examples"], ["valid", "nan", "metamorphic", "invalid", "deterministic"])
     assert budgets == expected, f"per-group budgets: expected {expected}, got {budgets}"
     assert sum(budgets.values()) == 200, f"a ci run is 200 examples, got {sum(budgets.values())}"
+
+
+def test_the_plugin_reports_each_failure_of_a_group_and_prints_the_verdicts(pytester):
+    # ignores_direction breaks two rules in the valid group: both are shown, and the verdicts at
+    # the end say what the fuzz summary says.
+    result = run_suite(pytester, "--topk-target", f"{PLANTED}:ignores_direction")
+    text = result.stdout.str()
+    assert "[wrong result] out.values.select:" in text and "[wrong result] out.order:" in text, text[-4000:]
+    result.stdout.fnmatch_lines(["*topkspec verdicts: ignores_direction at dml:5.0*",
+                                 "out.shape*documents*holds (*",
+                                 "out.values.select*documents*broken (wrong result)*"])
+
+
+def test_a_known_deviation_passes_in_the_plugin_and_is_named(pytester, tmp_path):
+    known = tmp_path / "known.toml"
+    known.write_text('[[known]]\nrule = "out.values.select"\nreason = "planted: direction ignored"\n\n'
+                     '[[known]]\nrule = "out.order"\nreason = "planted: direction ignored"\n\n'
+                     '[[known]]\nrule = "out.nan.unspecified"\nreason = "planted: direction ignored"\n')
+    result = run_suite(pytester, "--topk-target", f"{PLANTED}:ignores_direction", f"--topk-known={known}",
+                       "-k", "valid")
+    result.assert_outcomes(passed=1, deselected=4)
+    result.stdout.fnmatch_lines(["out.values.select*known (*): planted: direction ignored*"])
