@@ -18,7 +18,8 @@ def _example() -> str:
 
 def _run(my_topk):
     namespace = {"my_topk": my_topk, "my_validate": spec.validate}
-    exec(compile(_example(), README, "exec"), namespace)
+    # not README itself: the snippet's line numbers are its own, so its source cannot be looked up there
+    exec(compile(_example(), "<README.md example>", "exec"), namespace)
     namespace["test_my_validator"]()
     namespace["test_my_topk"]()
 
