@@ -66,6 +66,16 @@ class Target:
     #: saves a round trip per example.
     support_fields: tuple | None = None
 
+    #: False for a target that only judges descriptors (a validator): it has no `run`, and a
+    #: run checks only that it accepts valid descriptors and refuses broken ones, all through
+    #: `check_descriptor`.
+    computes: bool = True
+    #: The ids of the descriptor rules whose broken descriptors the target can be handed as
+    #: written through `check_descriptor`, including those no Case can carry (outputs of the
+    #: wrong sizes, a missing tensor field). Empty: broken descriptors reach it only as Cases,
+    #: through `run`.
+    descriptor_rules: frozenset = frozenset()
+
     def version(self) -> str:
         """The runtime's version string."""
         return "unknown"
@@ -81,6 +91,19 @@ class Target:
 
     def run(self, case, x):
         raise NotImplementedError
+
+    def check_descriptor(self, descriptor: dict) -> dict | None:
+        """The target's own verdict on a descriptor exactly as written, in the JSON form
+        `spec.validate` reads (DirectML `{"Type", "FeatureLevel", "Desc"}` or an ONNX node
+        `{"op_type", "opset", "X", "k", "attributes"}`, valid or broken):
+        `{"accepted": bool, "detail": str}`, detail saying why in the target's words (an
+        HRESULT name, an exception); more keys may follow. None when the target cannot be
+        handed this descriptor at all (no struct of its API can hold it): not a verdict.
+
+        Asked for broken descriptors that break a rule in `descriptor_rules` and, for a
+        target that does not compute (`computes` False), for valid ones too. Raises nothing
+        for a refusal; any exception means the adapter broke. The base class has no verdict."""
+        return None
 
     def submit(self, case, x):
         """A function that returns `run(case, x)` (or raises what it raises). A target in
@@ -149,6 +172,26 @@ def _defining_file(fn) -> str | None:
     return None
 
 
+def user_error(fn, name: str, exc: Exception, *, caller: str) -> Exception:
+    """What an exception from calling a user's plain function `fn` means, as the exception to
+    raise: AdapterError for NameError, AttributeError and TypeError raised by the function's
+    own code or by the call itself (the innermost frame of the traceback lies in the file
+    that defines `fn`, or in `caller`, the file making the call: a signature that does not
+    fit), which are bugs in the function; else the function refusing its input, `Rejected`
+    (`exc` itself when it is one). The same errors raised inside a library the function
+    calls are that library refusing the input."""
+    import traceback
+
+    if isinstance(exc, Rejected):
+        return exc
+    if isinstance(exc, PROGRAMMING_ERRORS):
+        frames = traceback.extract_tb(exc.__traceback__)
+        innermost = os.path.abspath(frames[-1].filename) if frames else None
+        if innermost is None or innermost in (os.path.abspath(caller), _defining_file(fn)):
+            return AdapterError(f"{name} is broken: {describe_error(exc)}")
+    return Rejected(f"{name} raised {type(exc).__name__}: {exc}")
+
+
 class CallableTarget(Target):
     """Wraps a plain `topk(x, *, axis, k, largest) -> (values, indices)` function.
 
@@ -176,29 +219,16 @@ class CallableTarget(Target):
         module = getattr(self.fn, "__module__", None) or "?"
         return f"callable {module}.{getattr(self.fn, '__qualname__', '?')}"
 
-    def _own_code(self, exc: BaseException) -> bool:
-        """True when `exc` was raised in the function's own file or by the call itself."""
-        import traceback
-
-        frames = traceback.extract_tb(exc.__traceback__)
-        if not frames:
-            return True
-        innermost = os.path.abspath(frames[-1].filename)
-        return innermost in (os.path.abspath(__file__), _defining_file(self.fn))
-
     def run(self, case, x):
         import numpy as np
 
         try:
             result = self.fn(x, axis=case.norm_axis, k=case.k, largest=selects_largest(case))
-        except Rejected:
-            raise
-        except PROGRAMMING_ERRORS as exc:
-            if self._own_code(exc):
-                raise AdapterError(f"{self.name} is broken: {describe_error(exc)}") from exc
-            raise Rejected(f"{self.name} raised {type(exc).__name__}: {exc}") from exc
-        except Exception as exc:  # the function's way of refusing the input
-            raise Rejected(f"{self.name} raised {type(exc).__name__}: {exc}") from exc
+        except Exception as exc:  # a refusal, or a bug of the function (user_error)
+            judged = user_error(self.fn, self.name, exc, caller=__file__)
+            if judged is exc:
+                raise
+            raise judged from exc
         if not isinstance(result, (tuple, list)) or len(result) != 2:
             raise AdapterError(f"{self.name} returned {type(result).__name__}"
                                f"{f' of length {len(result)}' if isinstance(result, (tuple, list)) else ''}, "
