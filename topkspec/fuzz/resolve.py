@@ -13,13 +13,19 @@ from topkspec.targets.registry import get_target
 
 def resolve_target(spec, *, isolate: bool | None, timeout: float, notes: list | None = None) -> Target:
     """The target to drive: built from `spec`, in a worker process when it is native (plain
-    functions count as native: they may wrap native code) or when asked. Under `auto`
+    functions count as native: they may wrap native code) or when asked; a target that only
+    judges descriptors (`computes` False: a validator) always runs here. Under `auto`
     (isolate=None) a Target object that cannot be sent to a worker (a lambda, a local
     function) runs in this process, and a line saying so goes to `notes`.
 
     A target named by a string gets its worker started before its availability is checked
     here, and is returned without waiting for the worker: its first use waits."""
     target = get_target(spec)
+    if not getattr(target, "computes", True):
+        # A validator is asked through check_descriptor, which a worker process does not serve.
+        if isolate and notes is not None:
+            notes.append(f"{target.name} runs in this process, not isolated: it only judges descriptors")
+        isolate = False
     auto = isolate is None
     if auto:  # a target that runs its own worker process is not wrapped in another
         isolate = target.native and not getattr(target, "isolates_itself", False)

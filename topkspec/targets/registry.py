@@ -7,7 +7,10 @@
 4. a file path `path/to/file.py:attr` (the file's directory goes on sys.path first, so it
    can import the modules beside it).
 `attr` may be a Target instance, a Target subclass, a zero-argument factory returning a
-Target, or a plain `topk(x, *, axis, k, largest)` function (wrapped in CallableTarget).
+Target, a plain `topk(x, *, axis, k, largest)` function (wrapped in CallableTarget), or a
+plain `validate(descriptor)` function that raises to refuse a descriptor (wrapped in
+ValidatorTarget): one that takes exactly one required positional parameter and none named
+axis, k or largest.
 """
 from __future__ import annotations
 
@@ -107,6 +110,9 @@ def as_target(obj, name: str | None = None) -> Target:
         if not isinstance(made, Target):
             raise TargetError(f"{name or obj!r} takes no arguments but returned {type(made).__name__}, not a Target")
         return made
+    if _takes_a_descriptor(obj):
+        from topkspec.targets.validator import ValidatorTarget
+        return ValidatorTarget(obj, name=name)
     return CallableTarget(obj, name=name)
 
 
@@ -118,6 +124,24 @@ def _takes_no_arguments(fn) -> bool:
     return not any(p.default is inspect.Parameter.empty
                    and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
                    for p in params) and not any(p.kind == p.VAR_POSITIONAL for p in params)
+
+
+# Parameters only a topk function takes: a function with any of them is never a validator.
+_TOPK_PARAMETERS = ("axis", "k", "largest")
+
+
+def _takes_a_descriptor(fn) -> bool:
+    """True for a validator's signature: exactly one required positional parameter (the
+    descriptor), no other required one, and none of the topk parameters."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    if any(p.name in _TOPK_PARAMETERS for p in params):
+        return False
+    required = [p for p in params if p.default is inspect.Parameter.empty
+                and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    return len(required) == 1 and required[0].kind != inspect.Parameter.KEYWORD_ONLY
 
 
 def _attribute(module, attr: str, spec: str):
