@@ -14,7 +14,7 @@ DEFAULT_DATABASE = os.path.join(".topkspec", "examples")
 ADAPTER_RULE = "adapter"
 
 # Share of the budget each group gets (renormalised over the groups that apply).
-GROUP_WEIGHTS = {"valid": 0.40, "nan": 0.20, "metamorphic": 0.15, "invalid": 0.15, "deterministic": 0.10}
+GROUP_WEIGHTS = {"valid": 0.40, "nan": 0.20, "metamorphic": 0.15, "invalid": 0.15, "deterministic": 0.10, "accepts": 0.10}
 
 # Settings profiles (registered with Hypothesis by register_profiles, never loaded here).
 PROFILES = {
