@@ -10,6 +10,7 @@ import numpy as np
 from topkspec.properties import failures
 from topkspec.report.cite import citations, one_line
 from topkspec.report.compare import array_text, compared_outputs, side_by_side
+from topkspec.report.program import descriptor_of
 from topkspec.report.wording import case_text
 
 
@@ -22,13 +23,38 @@ def message_of(violation) -> str:
     return text
 
 
+def _citable(case):
+    """The case as the citations read it (family, op, profile): a stand-in for a descriptor no
+    Case describes gives its profile's family and no operator."""
+    from types import SimpleNamespace
+
+    from topkspec.spec.descriptors import dml_operator
+    from topkspec.spec.profiles import parse_profile
+
+    if getattr(case, "op", None) is not None:
+        return case
+    family, op = parse_profile(case.profile).family, None
+    descriptor = getattr(getattr(case, "draw", None), "descriptor", None)
+    if isinstance(descriptor, dict):  # the operator it names, when it names one
+        try:
+            op = dml_operator(descriptor.get("Type")) if family == "dml" else "TopK"
+        except ValueError:
+            pass
+    return SimpleNamespace(profile=case.profile, family=family, op=op)
+
+
+def case_words(case) -> str:
+    """The case in words ('float32[2], K = 2, largest'), or what a stand-in says of its descriptor."""
+    return case_text(case) if hasattr(case, "shape") else case.describe()
+
+
 def rule_section(rule_id: str, case, *, heading: bool = True) -> list[str]:
     """The quoted sentences of a rule, each with its document, address and section."""
     from topkspec import spec
 
     rule = spec.RULES.get(rule_id)
     lines = []
-    for cited in citations(rule_id, case):
+    for cited in citations(rule_id, _citable(case)):
         lines += [f"> {cited['quote']}", "",
                   f"— [{cited['title']}]({cited['url']}), {cited['section']}."
                   + (f" ({cited['note']})" if cited["note"] else ""), ""]
@@ -38,13 +64,17 @@ def rule_section(rule_id: str, case, *, heading: bool = True) -> list[str]:
     return lines
 
 
-def _descriptor(case) -> str:
+def _descriptor(failure) -> str:
+    """The failure's descriptor as JSON: the one judged as written, else the case's form."""
     from topkspec import spec
 
+    written = descriptor_of(failure)
+    if written is not None:
+        return json.dumps(written)
     try:
-        return json.dumps(spec.descriptor(case))
+        return json.dumps(spec.descriptor(failure.case))
     except Exception:
-        return json.dumps(case.to_dict())
+        return json.dumps(failure.case.to_dict(), default=str)
 
 
 def _output(out) -> str:
@@ -57,6 +87,12 @@ def expected_and_actual(failure, relation: str, stack, timeout: float) -> list[s
     v, case = failure.violation, failure.case
     runtime = stack.label
     last = next((o for o in reversed(failure.outputs) if o is not None), None)
+    if descriptor_of(failure) is not None and relation in ("reject", "accept"):
+        if relation == "reject":
+            return [f"- **Expected** (the spec): a refusal, because {one_line(failure.rule, _citable(case))}",
+                    f"- **Actual** ({runtime}): accepted ({v.actual})", ""]
+        return [f"- **Expected** (the spec): acceptance; the descriptor is valid at `{case.profile}`",
+                f"- **Actual** ({runtime}): refused ({v.actual})", ""]
     if relation == "reject":
         return [f"- **Expected** (the spec): an error, because {one_line(failure.rule, case)}",
                 f"- **Actual** ({runtime}): " + (f"a result: {_output(last)}" if last else str(v.actual)), ""]
@@ -80,8 +116,17 @@ def expected_and_actual(failure, relation: str, stack, timeout: float) -> list[s
 def summary(failure, relation: str, stack) -> str:
     """The opening sentence: the case, what the runtime did, in plain words."""
     v, case = failure.violation, failure.case
-    given = f"With {case_text(case)}, {stack.label}"
     last = next((o for o in reversed(failure.outputs) if o is not None), None)
+    if descriptor_of(failure) is not None:  # judged on the descriptor as written
+        if relation == "reject":
+            draw = failure.draw if failure.draw is not None else getattr(case, "draw", None)
+            how = f": {draw.how}" if draw is not None and draw.how else ""
+            return f"{stack.label} accepted the descriptor below ({v.actual}), though it breaks the rule below{how}."
+        if relation == "accept":
+            return f"{stack.label} refused the descriptor below ({v.actual}), though it is valid at `{case.profile}`."
+        given = f"Given the descriptor below, {stack.label}"
+    else:
+        given = f"With {case_text(case)}, {stack.label}"
     if relation == "reject":
         returned = f"returned {_output(last)}" if last else "returned a result"
         return f"{given} {returned} instead of an error, though the case breaks the rule below."
@@ -124,10 +169,10 @@ def report_markdown(failure, result, relation: str, *, title: str, stack, repro:
             rule = spec.RULES.get(rule_id)
             parts.append(f"- `{rule_id}`" + (f" ({rule.status}): {rule.statement}"
                                              + (f" Why: {rule.reason}" if rule.reason else "") if rule else ""))
-    parts += ["", "## The case", "", f"{case_text(case)} at `{case.profile}`:", "", "```json",
-              _descriptor(case), "```", ""]
+    parts += ["", "## The case", "", f"{case_words(case)} at `{case.profile}`:", "", "```json",
+              _descriptor(failure), "```", ""]
     if failure.drawn is not None:
-        parts += [f"The property group `{failure.group}` drew {case_text(failure.drawn)} and made this call to "
+        parts += [f"The property group `{failure.group}` drew {case_words(failure.drawn)} and made this call to "
                   f"check it; this call is the one that failed.", ""]
     if failure.draw is not None:
         parts += [f"It breaks {', '.join(f'`{r}`' for r in sorted(failure.draw.rules))}: {failure.draw.how}.", ""]
@@ -135,8 +180,10 @@ def report_markdown(failure, result, relation: str, *, title: str, stack, repro:
         parts += [f"Input: `{array_text(failure.x)}`", ""]
     parts += ["## Expected and actual", ""]
     parts += expected_and_actual(failure, relation, stack, timeout)
-    parts += ["## Reproduce", "", "`python repro.py` exits 1 while the bug is there and 0 once it is fixed "
-              "(`inputs.npz` and `case.json` beside it hold the inputs and the whole case):", "",
+    beside = ("`case.json` beside it holds the whole case" if descriptor_of(failure) is not None else
+              "`inputs.npz` and `case.json` beside it hold the inputs and the whole case")
+    parts += ["## Reproduce", "", f"`python repro.py` exits 1 while the bug is there and 0 once it is fixed "
+              f"({beside}):", "",
               "```python", repro.rstrip("\n"), "```", "", "## Environment", ""]
     parts += environment(stack)
     found = f"property group `{failure.group}`" + (f", seed {result.seed}" if result.seed is not None else "")

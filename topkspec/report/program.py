@@ -3,6 +3,11 @@
 It is the head (title, rule, exit codes), the writer's runtime part (imports and
 `topk(x, k, axis)`), the data of the shrunk example as literals, and the check of the
 failure's relation. It exits 1 while the bug is there and 0 once it is fixed.
+
+A failure judged on a descriptor as written, with no call to the target (a validator, or a
+broken descriptor no Case carries), replays that descriptor instead: the writer's descriptor
+part defines `validate(descriptor)`, and the check asks for a refusal of a broken descriptor
+or the acceptance of a valid one.
 """
 from __future__ import annotations
 
@@ -141,10 +146,81 @@ def _data(relation: str, calls, takes_op: bool) -> tuple[list[str], set, dict]:
     return lines, needs, values
 
 
+def descriptor_of(failure) -> dict | None:
+    """The descriptor a failure was judged on as written, when no call to the target carried
+    it: the broken descriptor drawn (that of the failure's draw, or of the stand-in for a
+    case), else the valid case's JSON form. None for a failure seen through a call."""
+    from topkspec import spec
+
+    if failure.calls or failure.x is not None:
+        return None
+    draw = failure.draw if failure.draw is not None else getattr(failure.case, "draw", None)
+    if draw is not None:
+        return draw.descriptor
+    try:
+        return spec.descriptor(failure.case)
+    except Exception:
+        return None
+
+
+def broken_rules(failure) -> list[str]:
+    """The rules the failure's descriptor was drawn to break (none for a valid one)."""
+    draw = failure.draw if failure.draw is not None else getattr(failure.case, "draw", None)
+    return sorted(draw.rules) if draw is not None else []
+
+
+def descriptor_literal(descriptor, name: str = "DESCRIPTOR") -> tuple[str, set]:
+    """`NAME = {...}` as a Python literal equal to the descriptor (its JSON text read back
+    with json.loads when no literal holds it, a NaN say), and the modules that needs."""
+    import ast
+    import json
+    import pprint
+
+    text = pprint.pformat(descriptor, width=100, sort_dicts=False)
+    try:
+        if ast.literal_eval(text) == descriptor:
+            return f"{name} = {text}", set()
+    except (ValueError, SyntaxError, RecursionError):
+        pass
+    return f"{name} = json.loads({json.dumps(descriptor)!r})", {"json"}
+
+
+def _head(title: str, rule_line: str, needs: str) -> str:
+    wrapped = "\n".join(textwrap.wrap(rule_line, 100, break_long_words=False, break_on_hyphens=False))
+    return render("head.tmpl", title=title.replace('"', "'"), rule=wrapped.replace('"""', "'''"), needs=needs)
+
+
+def _descriptor_source(failure, descriptor, *, target, target_spec, title: str, rule_line: str,
+                       why: str) -> str:
+    """repro.py for a failure judged on a descriptor as written (see the module text)."""
+    from topkspec.report.writers import descriptor_writer_for
+
+    writer = descriptor_writer_for(target)
+    case = failure.case
+    runtime = render(writer.descriptor_template, **writer.descriptor_fill(target, case, target_spec))
+    broken = broken_rules(failure)
+    if broken:
+        check = render("check_descriptor_reject.tmpl", why=why.replace('"', "'"), rules=", ".join(broken))
+    else:
+        check = render("check_descriptor_accept.tmpl", why=why.replace('"', "'"),
+                       profile=getattr(case, "profile", "its profile"))
+    literal, needs = descriptor_literal(descriptor)
+    head = _head(title, rule_line, writer.descriptor_needs or writer.needs)
+    head = head.replace("\nimport numpy as np\n", "")  # no arrays to hold
+    head = head.replace("import sys\n", "".join(f"import {name}\n" for name in sorted(needs | {"sys"})))
+    return head + "\n" + runtime + "\n\n" + literal + "\n" + check
+
+
 def repro_source(failure, relation: str, *, writer, target, target_spec, title: str, rule_line: str,
                  why: str, timeout: float) -> str:
     """The whole repro.py."""
+    descriptor = descriptor_of(failure)
+    if descriptor is not None:
+        return _descriptor_source(failure, descriptor, target=target, target_spec=target_spec, title=title,
+                                  rule_line=rule_line, why=why)
     calls = calls_for(failure, relation)
+    if not calls:  # no call was made: the target refused or broke when asked about the case
+        calls = [(failure.case, failure.x)]
     case, x = calls[0]
     data, needs, check_values = _data(relation, calls, writer.takes_op)
     template = writer.template(case) if callable(writer.template) else writer.template
@@ -157,9 +233,7 @@ def repro_source(failure, relation: str, *, writer, target, target_spec, title: 
         check_values.update(index_type_test="", index_type_text=f"{dtypes.name_of(np.asarray(x).dtype)} values and integer indices")
     check = render(check_of(relation, case, x), why=why.replace('"', "'"), timeout=f"{timeout:g}",
                    **check_values)
-    wrapped = "\n".join(textwrap.wrap(rule_line, 100, break_long_words=False, break_on_hyphens=False))
-    head = render("head.tmpl", title=title.replace('"', "'"), rule=wrapped.replace('"""', "'''"),
-                  needs=writer.needs)
+    head = _head(title, rule_line, writer.needs)
     if relation in ("crash", "hang"):
         needs.add("subprocess")
     stdlib = "".join(f"import {name}\n" for name in sorted(needs & {"os", "subprocess"}) + ["sys"])

@@ -47,7 +47,14 @@ class ReproWriter:
     The template defines `topk(x, k, axis)` returning numpy (values, indices), or, with
     `takes_op`, `topk(x, k, axis, op="TOP_K1")` so a repro can compare DML_TOP_K with DML_TOP_K1.
     `checks_index_type`: the program holds the indices to the target's index type (or the
-    case's); off for plain functions, whose indices the suite converts."""
+    case's); off for plain functions, whose indices the suite converts.
+
+    A failure judged on a descriptor as written (`Target.check_descriptor`: a validator, or a
+    broken descriptor no Case carries) replays through `descriptor_template`, a template that
+    defines `validate(descriptor)`, which returns when the target accepts the descriptor and
+    raises when it refuses it; `descriptor_fill(target, case, target_spec)` fills it and
+    `descriptor_needs` says what it imports. A writer without one leaves such failures to the
+    adapter writer's (through topkspec)."""
 
     template: object
     needs: str
@@ -55,6 +62,9 @@ class ReproWriter:
     stack: Callable
     takes_op: bool = False
     checks_index_type: bool = True
+    descriptor_template: object = None
+    descriptor_fill: Callable | None = None
+    descriptor_needs: str = ""
 
 
 _WRITERS: dict[str, ReproWriter] = {}
@@ -65,6 +75,7 @@ _KIND_BY_CLASS: dict[str, str] = {
     "topkspec.targets.openvino_target.OpenVinoTarget": "openvino",
     "topkspec.targets.onnx_reference.OnnxReferenceTarget": "onnx-reference",
     "topkspec.targets.base.CallableTarget": "callable",
+    "topkspec.targets.validator.ValidatorTarget": "validator",
 }
 
 
@@ -98,6 +109,13 @@ def writer_for(target) -> ReproWriter:
     return _WRITERS.get(kind_of(target) if target is not None else None) or _WRITERS["adapter"]
 
 
+def descriptor_writer_for(target) -> ReproWriter:
+    """The writer that replays a descriptor judged as written: the target kind's own when it
+    has a descriptor template, else the adapter writer."""
+    writer = writer_for(target)
+    return writer if writer.descriptor_template is not None else _WRITERS["adapter"]
+
+
 def versions(*distributions) -> dict:
     """{distribution: version} for those installed."""
     found = {}
@@ -110,11 +128,13 @@ def versions(*distributions) -> dict:
 
 
 def operator_label(case) -> str:
-    """'TopK-24' for ONNX, 'DML_TOP_K1 (DML_FEATURE_LEVEL_5_0)' for DirectML."""
+    """'TopK-24' for ONNX, 'DML_TOP_K1 (DML_FEATURE_LEVEL_5_0)' for DirectML ('DML TopK' when
+    the case stands for a descriptor whose operator cannot be read)."""
     profile = parse_profile(case.profile)
     if profile.family == "onnx":
         return f"TopK-{profile.opset}"
-    return f"DML_{case.op} (DML_FEATURE_LEVEL_{profile.level_name})"
+    op = getattr(case, "op", None)
+    return f"{f'DML_{op}' if op else 'DML TopK'} (DML_FEATURE_LEVEL_{profile.level_name})"
 
 
 # -- the built-in writers ---------------------------------------------------------------------
@@ -276,9 +296,63 @@ def _callable_stack(target, case, spec_text=None) -> Stack:
                                      "largest=...), sorted output expected",))
 
 
+def _validator_load(target, spec_text) -> tuple[str, str]:
+    """(load lines, label) for a validator's function: by the import string the run was given,
+    else by the file and name that define the function (a target passed as an object)."""
+    import inspect
+
+    from topkspec.targets.base import Target
+
+    if spec_text and ":" in spec_text:
+        load, label = _callable_parts(spec_text)
+        try:
+            from topkspec.targets.registry import named_object
+
+            wraps = isinstance(named_object(spec_text), Target)
+        except Exception:
+            wraps = False
+        if wraps:  # the name is a ValidatorTarget made in the user's code: call what it wraps
+            load += "\nfunction = function.fn  # the function the ValidatorTarget wraps"
+        return load, label
+    fn = getattr(target, "fn", None)
+    qualname = getattr(fn, "__qualname__", "")
+    try:
+        path = inspect.getfile(fn)
+    except TypeError:
+        path = None
+    if path and qualname and "<" not in qualname:
+        return _callable_parts(f"{os.path.abspath(path)}:{qualname}")
+    name = spec_text or getattr(target, "name", "validator")
+    return (f'sys.exit("{name} cannot be imported by name (a local function or a lambda): '
+            f'name it by import string to get a runnable program")\nfunction = None'), name
+
+
+def _validator_fill(target, case, spec_text) -> dict:
+    return {"load": _validator_load(target, spec_text)[0]}
+
+
+def _validator_stack(target, case, spec_text=None) -> Stack:
+    _, label = _validator_load(target, spec_text)
+    return Stack(label, "", "", {}, (f"{label} called as function(descriptor) with the descriptor's JSON form "
+                                     "as a dict: it returns to accept it and raises to refuse it",))
+
+
+def _spec_from_anywhere(spec_text):
+    """The target spec with a file path made absolute: the program runs from its report folder."""
+    where, sep, attr = (spec_text or "").rpartition(":")
+    if sep and (where.endswith(".py") or "/" in where or os.sep in where):
+        return f"{os.path.abspath(where)}:{attr}"
+    return spec_text
+
+
+def _adapter_descriptor_fill(target, case, spec_text) -> dict:
+    name = getattr(target, "name", spec_text)
+    return {"name": name, "spec": repr(_spec_from_anywhere(spec_text) or name)}
+
+
 def _adapter_fill(target, case, spec_text) -> dict:
     name = getattr(target, "name", spec_text)
-    return {"name": name, "spec": repr(spec_text or name), "case": repr(case.to_dict())}
+    return {"name": name, "spec": repr(_spec_from_anywhere(spec_text) or name), "case": repr(case.to_dict())}
 
 
 def _adapter_stack(target, case, _spec=None) -> Stack:
@@ -305,8 +379,14 @@ def _register_builtins() -> None:
         "openvino": ReproWriter("openvino.tmpl", "numpy and openvino", _openvino_fill, _openvino_stack),
         "callable": ReproWriter("callable.tmpl", "numpy and the function's own module", _callable_fill,
                                 _callable_stack, checks_index_type=False),
+        # A validator makes no calls: its every failure replays as a descriptor.
+        "validator": ReproWriter("validator.tmpl", "the function's own module", _validator_fill, _validator_stack,
+                                 checks_index_type=False, descriptor_template="validator.tmpl",
+                                 descriptor_fill=_validator_fill, descriptor_needs="the function's own module"),
         "adapter": ReproWriter("adapter.tmpl", "numpy and topkspec (its adapter runs the target)",
-                               _adapter_fill, _adapter_stack),
+                               _adapter_fill, _adapter_stack, descriptor_template="adapter_descriptor.tmpl",
+                               descriptor_fill=_adapter_descriptor_fill,
+                               descriptor_needs="topkspec (its adapter asks the target)"),
     }
     for kind, writer in builtins.items():
         _WRITERS.setdefault(kind, writer)

@@ -154,7 +154,7 @@ def _attribute(module, attr: str, spec: str):
     return obj
 
 
-def _from_file(path: str, attr: str, spec: str) -> Target:
+def _load_file(path: str, attr: str, spec: str):
     path = os.path.abspath(path)
     if not os.path.isfile(path):
         raise TargetError(f"{spec!r}: no file {path}")
@@ -170,15 +170,33 @@ def _from_file(path: str, attr: str, spec: str) -> Target:
     except Exception as exc:
         del sys.modules[module_name]
         raise TargetError(f"{spec!r}: importing {path} failed: {type(exc).__name__}: {exc}") from exc
-    return as_target(_attribute(module, attr, spec), name=attr)
+    return _attribute(module, attr, spec)
 
 
-def _from_module(module_name: str, attr: str, spec: str) -> Target:
+def _load_module(module_name: str, attr: str, spec: str):
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise TargetError(f"{spec!r}: cannot import {module_name}: {exc}") from exc
-    return as_target(_attribute(module, attr, spec), name=attr)
+    return _attribute(module, attr, spec)
+
+
+def _import_parts(spec: str) -> tuple | None:
+    """(where, attr, is a file path) of an import string, or None when `spec` is not one."""
+    where, sep, attr = spec.rpartition(":")
+    if sep and where and attr and not os.path.isabs(attr):
+        return where, attr, where.endswith(".py") or os.sep in where or "/" in where
+    return None
+
+
+def named_object(spec: str):
+    """The object an import string `package.module:attr` or `path/file.py:attr` names, as it
+    is (not made a Target); raises TargetError when it names none."""
+    parts = _import_parts(spec.strip()) if isinstance(spec, str) else None
+    if parts is None:
+        raise TargetError(f"{spec!r} is not an import string: give package.module:attr or path/to/file.py:attr")
+    where, attr, is_file = parts
+    return (_load_file if is_file else _load_module)(where, attr, spec)
 
 
 def get_target(spec: str) -> Target:
@@ -198,11 +216,9 @@ def get_target(spec: str) -> Target:
             raise TargetError(f"entry point {spec!r} ({found[spec].value}) failed to load: "
                               f"{type(exc).__name__}: {exc}") from exc
         return as_target(obj, name=spec)
-    where, sep, attr = spec.rpartition(":")
-    if sep and where and attr and not os.path.isabs(attr):
-        if where.endswith(".py") or os.sep in where or "/" in where:
-            return _from_file(where, attr, spec)
-        return _from_module(where, attr, spec)
+    parts = _import_parts(spec)
+    if parts is not None:
+        return as_target(named_object(spec), name=parts[1])
     raise TargetError(f"unknown target {spec!r}: known targets are {', '.join(known_names())}; "
                       f"or give package.module:attr or path/to/file.py:attr")
 
