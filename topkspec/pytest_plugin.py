@@ -119,7 +119,8 @@ class TopKSession:
                          settings_profile=None, seed=None, max_examples=settings.default.max_examples,
                          strict_doc=self.strict_doc, known=known,
                          report_known=config.getoption("--topk-report-known"),
-                         documents_only=config.getoption("--topk-documents-only"))
+                         documents_only=config.getoption("--topk-documents-only"),
+                         computes=self.target.computes)
 
     def _plan(self) -> dict:
         """{group: (strategy, example, ctx)}, built when the session starts: outside any test,

@@ -98,7 +98,7 @@ def _metamorphic_body(checks, *, share_calls: bool):
 def _invalid_body(ctx: GroupContext, draw) -> None:
     from topkspec.properties import check_rejects_invalid
 
-    if draw.case is None:
+    if draw.case is None or not ctx.target.computes:  # a validator judges every descriptor as written
         if _descriptor_verdict(ctx, draw) is not None:
             return True
         ctx.result.not_runnable += 1  # a broken tensor field, say: only `validate` judges it
@@ -157,8 +157,14 @@ class _DescriptorOnly:
     """Stands for a Case where a broken descriptor cannot be read as one."""
 
     def __init__(self, draw):
+        from topkspec import spec
+
         self.draw = draw
         self.profile = draw.profile
+        self.family = spec.parse_profile(draw.profile).family
+        descriptor = draw.descriptor if isinstance(draw.descriptor, dict) else {}
+        kind = descriptor.get("Type") or descriptor.get("op_type")
+        self.op = kind.replace("DML_OPERATOR_", "") if isinstance(kind, str) else None
         self.dtype = None
 
     def describe(self) -> str:
@@ -209,6 +215,10 @@ def plan_groups(target: Target, profile: str, *, strict_doc: bool = False) -> di
                  and (tables or rule in IMPOSSIBLE_RULES or (strict_doc and rule == "dml.k.max_strict"))]
     if target.validates and breakable:
         groups["invalid"] = (st.one_of([invalid_descriptors(profile, rule) for rule in breakable]), _invalid_body)
+    if not target.computes:  # a validator: it is handed descriptors, valid and broken, and computes nothing
+        from topkspec.fuzz.validator_groups import accepts_group
+        return {"accepts": accepts_group(target, profile, strict_doc), **{g: groups[g] for g in ("invalid",)
+                                                                           if g in groups}}
     groups["deterministic"] = (case_and_input(profile, allow_nan=True, **strict),
                                _metamorphic_body([check_deterministic], share_calls=False))
     return groups

@@ -108,6 +108,7 @@ class RunResult:
     known_seen: Counter = field(default_factory=Counter)  # examples per KnownEntry that matched
     known_failures: list = field(default_factory=list)  # known deviations shrunk (--report-known)
     report_known: bool = False  # shrink and report known deviations too
+    computes: bool = True  # False for a validator: no result rule applies to it
     documents_only: bool = False  # judge by the documents alone: our readings broken are notes
     readings: dict = field(default_factory=dict)  # rule -> first example, for readings noted (documents_only)
     coverage: Counter = field(default_factory=Counter)  # (dtype, rank)

@@ -161,7 +161,8 @@ def _search(config: RunConfig, target: Target | None, made: list) -> RunResult:
         result = RunResult(target=target.name, version=version, profile=profile,
                            settings_profile=config.settings_profile, seed=config.seed, max_examples=budget,
                            notes=notes, strict_doc=config.strict_doc, known=known,
-                           report_known=config.report_known, documents_only=config.documents_only)
+                           report_known=config.report_known, documents_only=config.documents_only,
+                           computes=target.computes)
         groups = plan_groups(target, profile, strict_doc=config.strict_doc)
         if config.groups is not None:
             groups = {g: v for g, v in groups.items() if g in config.groups}

@@ -56,14 +56,16 @@ def _accepts_body(ctx, drawn: ValidDescriptor) -> bool:
     if not verdict["accepted"] and may_refuse(case):  # a DirectML K equal to the axis size
         ctx.result.refused_k_at_axis_size += 1
         return False
-    ctx.count("accepts_valid")
     ctx.result.coverage[(case.dtype, case.rank)] += 1
-    if not verdict["accepted"]:
-        raise Violation("out.valid_accepted",
-                        f"out.valid_accepted: {case.describe()} is valid, but {ctx.target.name} refused "
-                        f"its descriptor: {detail}",
-                        failure_class=failures.REJECTS_VALID, expected="acceptance", actual=detail)
+    ctx.evaluate("accepts_valid", _accepted, case, ctx.target.name, verdict["accepted"], detail)
     return True
+
+
+def _accepted(case, name: str, accepted: bool, detail: str) -> None:
+    if not accepted:
+        raise Violation("out.valid_accepted",
+                        f"out.valid_accepted: {case.describe()} is valid, but {name} refused its descriptor: {detail}",
+                        failure_class=failures.REJECTS_VALID, expected="acceptance", actual=detail)
 
 
 def accepts_group(target, profile: str, strict_doc: bool = False) -> tuple:

@@ -23,7 +23,7 @@ NOT_EVALUATED = "not evaluated"
 VERDICTS = (HOLDS, BROKEN, BROKEN_BY_READING, KNOWN, UNSUPPORTED, NOT_EVALUATED)
 
 # The groups whose examples reach a rule, where it is not the valid group (for `unsupported`).
-_RULE_GROUPS = {"out.invalid_rejected": ("invalid",), "out.deterministic": ("deterministic",),
+_RULE_GROUPS = {"out.invalid_rejected": ("invalid",), "out.valid_accepted": ("valid", "accepts"), "out.deterministic": ("deterministic",),
                 "out.prefix": ("metamorphic",), "out.axis_moves": ("metamorphic",),
                 "out.topk_equals_topk1": ("metamorphic",), "out.nan.unspecified": ("nan",)}
 
@@ -71,12 +71,18 @@ def _failure_rules(failure) -> set:
     return rules
 
 
+# The rules a validator (a target that computes nothing) is judged by.
+_VALIDATOR_RULES = ("out.valid_accepted", "out.invalid_rejected")
+
+
 def rules_to_show(result) -> list:
-    """The output rules, then every other rule the run saw broken, in the spec's order."""
+    """The output rules (for a validator, the two acceptance rules), then every other rule the
+    run saw broken, in the spec's order."""
     from topkspec import spec
 
     seen = set(result.broken_seen) | {r for f in result.failures for r in _failure_rules(f)}
-    ids = [r.id for r in spec.RULE_LIST if r.scope == "output" or r.id in seen]
+    judged = (lambda rule: rule.scope == "output") if result.computes else (lambda rule: rule.id in _VALIDATOR_RULES)
+    ids = [r.id for r in spec.RULE_LIST if judged(r) or r.id in seen]
     return ids + sorted(seen - set(ids))
 
 
