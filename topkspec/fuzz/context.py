@@ -71,6 +71,7 @@ class GroupContext:
         self.outputs: list = []
         self.found: list = []  # the example's violations, most specific first
         self.kept: set = set()  # the rules the example's checks kept
+        self.found_after: dict = {}  # id(violation) -> the example's calls made when it was found
         self.failures: dict = {}  # key -> the latest Failure raised (after shrinking: the shrunk one)
         self.fatal = Counter()  # crash/hang examples seen in this group
         self.check_names = _check_names()
@@ -82,7 +83,12 @@ class GroupContext:
         return next(reversed(self.failures.values()), None)
 
     def start_example(self) -> None:
-        self.calls, self.outputs, self.found, self.kept = [], [], [], set()
+        self.calls, self.outputs, self.found, self.kept, self.found_after = [], [], [], set(), {}
+
+    def calls_until(self, violation) -> int:
+        """How many of the example's calls had been made when `violation` was found: a failure
+        is the call that broke the rule, not the ones later checks went on to make."""
+        return self.found_after.get(id(violation), len(self.calls))
 
     def end_example(self) -> None:
         """Count the rules the example kept, each once, unless it also broke them."""
@@ -209,6 +215,7 @@ class GroupContext:
                 self.result.checks[name] += 1
             if all(filed_rule(seen) != filed_rule(violation) for seen in self.found):
                 self.found.append(violation)
+                self.found_after[id(violation)] = len(self.calls)
             return False
         finally:
             self.result.timing["checks_s"] += time.perf_counter() - start

@@ -217,7 +217,8 @@ def group_test(target, result, group, strategy, body, *, progress=None, strict_d
                 case, x, draw = _example_case(ctx, group, data)
                 ctx.settle(case, lambda violation: Failure(
                     target=target.name, group=group, violation=violation, case=case, x=x,
-                    calls=list(ctx.calls), outputs=list(ctx.outputs), draw=draw))
+                    calls=ctx.calls[:ctx.calls_until(violation)], outputs=ctx.outputs[:ctx.calls_until(violation)],
+                    draw=draw))
         finally:
             result.timing["body_s"] += time.perf_counter() - start
 
