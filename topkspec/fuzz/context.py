@@ -241,7 +241,7 @@ class GroupContext:
                 result.known_seen[entry] += 1
                 if result.report_known and known is None and not self._kept(violation, case):
                     known = (violation, entry)
-            elif result.documents_only and is_reading(rule):
+            elif result.documents_only and is_reading(rule, result.profile):
                 result.readings.setdefault(rule, f"{getattr(case, 'describe', lambda: '?')()}: {violation.message}")
             elif self._kept(violation, case):
                 result.failed_groups.add(self.group)  # kept once, under the group that found it first

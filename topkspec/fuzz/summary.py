@@ -131,7 +131,7 @@ def format_summary(result) -> str:
         lines.append(f"  {name:<28} {count}")
     for failure in result.failures:
         where = f" -> {failure.report_dir}" if failure.report_dir else ""
-        lines.append(f"  [{failure.failure_class}] {failure.rule} ({status_word(failure.rule)}): "
+        lines.append(f"  [{failure.failure_class}] {failure.rule} ({status_word(failure.rule, result.profile)}): "
                      f"{failure.case.describe()}{where}")
         if not failure.report_dir:
             lines += failure_lines(failure)

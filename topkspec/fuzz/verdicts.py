@@ -28,17 +28,17 @@ _RULE_GROUPS = {"out.invalid_rejected": ("invalid",), "out.valid_accepted": ("va
                 "out.topk_equals_topk1": ("metamorphic",), "out.nan.unspecified": ("nan",)}
 
 
-def is_reading(rule_id: str) -> bool:
-    """True when the rule is our reading of the documents, not their statement."""
+def is_reading(rule_id: str, profile=None) -> bool:
+    """True when the rule is our reading of the documents (at `profile`), not their statement."""
     from topkspec.spec.queries import rule_status
     from topkspec.spec.rules import DOCUMENTED
 
-    return rule_status(rule_id) != DOCUMENTED
+    return rule_status(rule_id, profile) != DOCUMENTED
 
 
-def status_word(rule_id: str) -> str:
-    """'documents' or 'our reading': who says the rule, in a word for tables and titles."""
-    return "our reading" if is_reading(rule_id) else "documents"
+def status_word(rule_id: str, profile=None) -> str:
+    """'documents' or 'our reading': who says the rule (at `profile`), in a word for tables and titles."""
+    return "our reading" if is_reading(rule_id, profile) else "documents"
 
 
 @dataclass
@@ -48,10 +48,11 @@ class RuleVerdict:
     count: int = 0  # examples that held it (holds), broke it (broken, known)
     detail: str = ""  # the failure class, the known entry, the reason it is unsupported
     failure: object = None  # the Failure a broken verdict reports
+    profile: str | None = None  # the spec profile the run judged by
 
     @property
     def status(self) -> str:
-        return status_word(self.rule)
+        return status_word(self.rule, self.profile)
 
     def text(self) -> str:
         """'holds (812)', 'broken (wrong result)', 'known (34): reason', ..."""
@@ -107,9 +108,15 @@ def rule_verdicts(result) -> list:
 
 def verdict_of(result, rule: str) -> RuleVerdict:
     """The run's verdict on one rule."""
+    verdict = _verdict_of(result, rule)
+    verdict.profile = result.profile
+    return verdict
+
+
+def _verdict_of(result, rule: str) -> RuleVerdict:
     kept = [f for f in result.failures if rule in _failure_rules(f)]
     if kept:
-        kind = BROKEN_BY_READING if is_reading(rule) else BROKEN
+        kind = BROKEN_BY_READING if is_reading(rule, result.profile) else BROKEN
         classes = ", ".join(sorted({f.failure_class for f in kept}))
         return RuleVerdict(rule, kind, result.broken_seen[rule], classes, kept[0])
     if rule in result.readings:  # --documents-only: our reading broken, noted only

@@ -78,9 +78,9 @@ def _why(failure, quoted) -> str:
     return rule.statement if rule else failure.rule
 
 
-def _stated_by(rule: str) -> str:
-    """Who states the rule a report's title names: the documents, or our reading of them."""
-    return "as the documents state it" if rule_status(rule) == DOCUMENTED else "our reading of the documents"
+def _stated_by(rule: str, profile) -> str:
+    """Who states the rule a report's title names (at `profile`): the documents, or our reading of them."""
+    return "as the documents state it" if rule_status(rule, profile) == DOCUMENTED else "our reading of the documents"
 
 
 def rerun_command(result, spec_text: str) -> str:
@@ -102,7 +102,7 @@ def write_report(failure, result, directory: str, *, target_spec=None, index: in
     writer = writer_for(target)
     case = calls[0][0] if calls else failure.case
     stack = writer.stack(target, case, spec_text)
-    title = f"{title_of(stack, failure)} ({_stated_by(failure.rule)})"
+    title = f"{title_of(stack, failure)} ({_stated_by(failure.rule, result.profile)})"
     quoted = citations(failure.rule, failure.case)
     rule_line = (f'{quoted[0]["title"]}, {quoted[0]["section"]}: {quoted[0]["quote"]}'
                  if quoted else f"Rule {failure.rule}")
@@ -114,7 +114,7 @@ def write_report(failure, result, directory: str, *, target_spec=None, index: in
         "relation": relation, "case": failure.case.to_dict(),
         "drawn_case": (failure.drawn or failure.case).to_dict(), "calls": [_call_dict(c) for c, _ in calls],
         "violation": failure.violation.to_dict(), "seed": result.seed,
-        "rule_status": rule_status(failure.rule),
+        "rule_status": rule_status(failure.rule, result.profile),
         "known": failure.known.describe() if failure.known is not None else None,
         "invalid_rules": sorted(failure.draw.rules) if failure.draw is not None else None,
         "rules": {rule: citations(rule, failure.case) for rule in failure.violation.rules},

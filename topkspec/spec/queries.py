@@ -75,11 +75,32 @@ def profile_text(profile) -> str:
     return text
 
 
-def rule_status(rule_id: str) -> str:
+def rule_status(rule_id: str, profile=None) -> str:
     """The rule's status: "documented" (the documents state it), "interpretation" (our
-    reading) or "unspecified". A pseudo-rule outside the spec (an adapter error, filed under
-    "adapter") counts as documented: what it says is never a reading to set aside."""
+    reading) or "unspecified"; at `profile` (a profile string or Profile), documented where a
+    later spec version states what an earlier one left to our reading (Rule.documented_from).
+    A pseudo-rule outside the spec (an adapter error, filed under "adapter") counts as
+    documented: what it says is never a reading to set aside."""
     from topkspec.spec.rules import DOCUMENTED, RULES
 
     rule = RULES.get(rule_id)
-    return rule.status if rule is not None else DOCUMENTED
+    if rule is None:
+        return DOCUMENTED
+    if rule.documented_from and profile is not None and _at_or_after(profile, rule.documented_from):
+        return DOCUMENTED
+    return rule.status
+
+
+def _at_or_after(profile, first) -> bool:
+    """Whether `profile` is `first` or a later version of the same family."""
+    from topkspec.spec.profiles import parse_profile
+
+    try:
+        profile, first = parse_profile(profile), parse_profile(first)
+    except ValueError:
+        return False
+    if profile.family != first.family:
+        return False
+    if profile.family == "onnx":
+        return int(profile.opset) >= int(first.opset)
+    return profile.level >= first.level

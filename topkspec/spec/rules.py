@@ -45,6 +45,9 @@ class Rule:
     # the other output too, so the older revision's same-Sizes rule goes with it).
     breakable_alone: bool = True
     co_broken: tuple = ()
+    # An interpretation that a later spec version states outright: the profile from which the
+    # documents state it ("onnx:10"); at that profile and later ones of its family it is documented.
+    documented_from: str | None = None
 
     @property
     def source(self) -> str:
@@ -81,6 +84,7 @@ class Rule:
             "lenient_only": self.lenient_only,
             "breakable_alone": self.breakable_alone,
             "co_broken": list(self.co_broken),
+            "documented_from": self.documented_from,
             "observations": self.observations,
         }
         return data
@@ -229,7 +233,8 @@ RULE_LIST = [
          "k is positive.",
          (ONNX.K, ONNX.K_ATTRIBUTE), INTERPRETATION, "onnx", ("TopK",),
          check={"kind": "k_min", "min": 1}, requires=("onnx.desc.fields", "onnx.k.single"),
-         reason="TopK-10 and later state it: K is 'a single positive value'. TopK-1's attribute k is only the 'Number of top elements to retrieve', with no bound; we hold it to the same (k = 0 retrieves nothing)."),
+         reason="TopK-10 and later state it: K is 'a single positive value'. TopK-1's attribute k is only the 'Number of top elements to retrieve', with no bound; we hold it to the same (k = 0 retrieves nothing).",
+         documented_from="onnx:10"),
     Rule("onnx.k.max",
          "k is at most the size of X along axis.",
          (ONNX.VALUES, ONNX.K, ONNX.K_ATTRIBUTE), INTERPRETATION, "onnx", ("TopK",),

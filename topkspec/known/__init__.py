@@ -1,0 +1,187 @@
+"""Known deviations: what a target is known to do against the spec, declared so a campaign
+counts it instead of failing on it, and digs past it.
+
+A list is TOML, one `[[known]]` table per deviation:
+
+    [[known]]
+    rule = "onnx.k.positive"            # required: the rule the failure is filed under
+    class = "accepts an invalid one"    # optional: the failure class (any when left out)
+    dtype = "float16"                   # optional: the case's value type
+    profile = "onnx:1"                  # optional: a spec profile, or a family ("onnx", "dml")
+    versions = "<1.32"                  # optional: a PEP 440 specifier on the target's version
+    reason = "..."                      # what the runtime does, in a sentence
+    url = "https://..."                 # the public issue, PR or doc page, where one exists
+
+Every built-in runtime ships its list beside this file (`<target>.toml`): `--known` without a
+file reads it.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+from topkspec.errors import UsageError
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    import tomli as tomllib
+
+_HERE = os.path.dirname(__file__)
+_FIELDS = {"rule", "class", "dtype", "profile", "versions", "reason", "url"}
+_VERSION = re.compile(r"\d+(?:\.\d+)+(?:[a-z]+\d*)?(?:\+[\w.]+)?")
+
+
+class KnownError(UsageError):
+    """A known-deviation list that cannot be read or names what does not exist."""
+
+
+@dataclass(frozen=True)
+class KnownEntry:
+    rule: str
+    failure_class: str | None = None
+    dtype: str | None = None
+    profile: str | None = None
+    versions: str | None = None
+    reason: str = ""
+    url: str = ""
+
+    def matches(self, rule: str, failure_class: str | None, dtype: str | None, profile: str | None,
+                version: str | None) -> bool:
+        """Whether a failure of `rule` and `failure_class`, on a case of `dtype`, judged at
+        `profile` against a target whose version string is `version`, is this deviation."""
+        if rule != self.rule:
+            return False
+        if self.failure_class is not None and failure_class != self.failure_class:
+            return False
+        if self.dtype is not None and dtype != self.dtype:
+            return False
+        if self.profile is not None and not _profile_matches(self.profile, profile):
+            return False
+        return self.versions is None or version_in(version, self.versions)
+
+    def describe(self) -> str:
+        """'onnx.k.positive (accepts an invalid one, float16, onnx:1, <1.32): reason <url>'"""
+        scope = [s for s in (self.failure_class, self.dtype, self.profile, self.versions) if s]
+        text = self.rule + (f" ({', '.join(scope)})" if scope else "")
+        if self.reason:
+            text += f": {self.reason}"
+        if self.url:
+            text += f" <{self.url}>"
+        return text
+
+
+def _profile_matches(wanted: str, profile: str | None) -> bool:
+    if profile is None:
+        return False
+    return profile == wanted or profile.split(":")[0] == wanted
+
+
+def version_in(version: str | None, specifier: str) -> bool:
+    """Whether the first version number in a target's version string ('onnxruntime 1.32.0
+    (CPUExecutionProvider)') satisfies a PEP 440 specifier; False when it has none."""
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    found = _VERSION.search(version or "")
+    if found is None:
+        return False
+    try:
+        return SpecifierSet(specifier).contains(Version(found.group()), prereleases=True)
+    except InvalidVersion:
+        return False
+
+
+class KnownList:
+    """The entries of one list, and where they came from (`source`, for the summary)."""
+
+    def __init__(self, entries, source: str):
+        self.entries = list(entries)
+        self.source = source
+
+    def __iter__(self):
+        return iter(self.entries)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def match(self, rule, failure_class, dtype, profile, version) -> KnownEntry | None:
+        """The first entry declaring this failure, or None."""
+        return next((e for e in self.entries if e.matches(rule, failure_class, dtype, profile, version)), None)
+
+
+def shipped_path(target: str) -> str:
+    """Where the list topkspec ships for a built-in target lives (it may not exist)."""
+    return os.path.join(_HERE, f"{target}.toml")
+
+
+def shipped_targets() -> list:
+    """The targets topkspec ships a list for."""
+    return sorted(name[:-5] for name in os.listdir(_HERE) if name.endswith(".toml"))
+
+
+def load_known(path: str | None, target: str) -> KnownList:
+    """The list in TOML file `path`, or with None the list shipped for `target` (empty when
+    topkspec ships none for it). A file that cannot be read, is not TOML, or names a rule,
+    class or field that does not exist raises KnownError."""
+    if path is None:
+        shipped = shipped_path(target)
+        if not os.path.exists(shipped):
+            return KnownList([], f"topkspec ships no list for {target}")
+        return KnownList(_read(shipped), f"topkspec's list for {target}")
+    return KnownList(_read(path), path)
+
+
+def _read(path: str) -> list:
+    try:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    except OSError as exc:
+        raise KnownError(f"known deviations {path}: cannot read it: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise KnownError(f"known deviations {path}: not TOML: {exc}") from None
+    tables = data.get("known", [])
+    if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
+        raise KnownError(f"known deviations {path}: 'known' must be an array of tables ([[known]])")
+    extra = sorted(set(data) - {"known"})
+    if extra:
+        raise KnownError(f"known deviations {path}: unknown top-level key(s) {', '.join(extra)}; "
+                         f"entries go in [[known]] tables")
+    return [_entry(path, n, table) for n, table in enumerate(tables, 1)]
+
+
+def _entry(path: str, n: int, table: dict) -> KnownEntry:
+    from topkspec import spec
+    from topkspec.properties.failures import FAILURE_CLASSES
+
+    where = f"known deviations {path}, entry {n}"
+    extra = sorted(set(table) - _FIELDS)
+    if extra:
+        raise KnownError(f"{where}: unknown field(s) {', '.join(extra)}; fields are {', '.join(sorted(_FIELDS))}")
+    for name, value in table.items():
+        if not isinstance(value, str):
+            raise KnownError(f"{where}: {name} must be a string, got {value!r}")
+    rule = table.get("rule")
+    if not rule:
+        raise KnownError(f"{where}: it needs a rule")
+    if rule not in spec.RULES:
+        raise KnownError(f"{where}: no rule {rule!r} in the spec (`topkspec spec` lists them)")
+    failure_class = table.get("class")
+    if failure_class is not None and failure_class not in FAILURE_CLASSES:
+        raise KnownError(f"{where}: class {failure_class!r} is none of {', '.join(FAILURE_CLASSES)}")
+    profile = table.get("profile")
+    if profile is not None and profile not in ("onnx", "dml"):
+        try:
+            profile = spec.parse_profile(profile).name  # as runs name it: "onnx:11", "dml:5.0"
+        except ValueError as exc:
+            raise KnownError(f"{where}: {exc}") from None
+    versions = table.get("versions")
+    if versions is not None:
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet
+        try:
+            SpecifierSet(versions)
+        except InvalidSpecifier:
+            raise KnownError(f"{where}: versions {versions!r} is not a PEP 440 specifier (e.g. '<1.32')") from None
+    return KnownEntry(rule=rule, failure_class=failure_class, dtype=table.get("dtype"), profile=profile,
+                      versions=versions, reason=table.get("reason", ""), url=table.get("url", ""))
