@@ -157,7 +157,7 @@ PLANTED = [
             ("out.values.select",)),
     Planted("ignores_direction", check_select, result_kind(check_select), _ci(), ("out.values.select",)),
     Planted("index_order_output", check_order, result_kind(check_order), _ci(), ("out.order",)),
-    Planted("last_equal_at_kth", check_ties, result_kind(check_ties), _ci(), ("out.ties.index_order",)),
+    Planted("last_equal_at_kth", check_ties, result_kind(check_ties), _ci(), ("out.ties.kth_place",)),
     Planted("signed_zero_order", check_ties, result_kind(check_ties), _ci(dtypes=["float32", "float16"]),
             ("out.ties.signed_zero", "out.ties.index_order")),
     Planted("heap_path_above_64", check_ties, result_kind(check_ties), _ci(), ("out.ties.index_order",),

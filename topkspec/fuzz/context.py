@@ -239,6 +239,7 @@ class GroupContext:
                 entry = result.known.match(rule, violation.failure_class, dtype, result.profile, result.version)
             if entry is not None:
                 result.known_seen[entry] += 1
+                result.known_by_rule[(rule, entry)] += 1
                 if result.report_known and known is None and not self._kept(violation, case):
                     known = (violation, entry)
             elif result.documents_only and is_reading(rule, result.profile):

@@ -106,6 +106,7 @@ class RunResult:
     broken_seen: Counter = field(default_factory=Counter)  # examples per rule that broke it, reported or not
     known: object = None  # the KnownList the run declared (--known), or None
     known_seen: Counter = field(default_factory=Counter)  # examples per KnownEntry that matched
+    known_by_rule: Counter = field(default_factory=Counter)  # examples per (rule, KnownEntry) that matched
     known_failures: list = field(default_factory=list)  # known deviations shrunk (--report-known)
     report_known: bool = False  # shrink and report known deviations too
     computes: bool = True  # False for a validator: no result rule applies to it

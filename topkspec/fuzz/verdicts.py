@@ -121,10 +121,14 @@ def _verdict_of(result, rule: str) -> RuleVerdict:
         return RuleVerdict(rule, kind, result.broken_seen[rule], classes, kept[0])
     if rule in result.readings:  # --documents-only: our reading broken, noted only
         return RuleVerdict(rule, BROKEN_BY_READING, result.broken_seen[rule], "a note under --documents-only")
-    known = [(entry, n) for entry, n in result.known_seen.items() if entry.rule == rule]
+    known = [(entry, n) for (seen, entry), n in result.known_by_rule.items() if seen == rule]
     if known:
+        known.sort(key=lambda item: -item[1])
         entry = known[0][0]
-        return RuleVerdict(rule, KNOWN, sum(n for _, n in known), entry.reason or entry.describe())
+        detail = entry.reason or entry.describe()
+        if len(known) > 1:
+            detail += f" (and {len(known) - 1} more declared deviation{'s' if len(known) > 2 else ''})"
+        return RuleVerdict(rule, KNOWN, sum(n for _, n in known), detail)
     if result.broken_seen[rule]:  # broke only alongside a failure another rule reported first
         return RuleVerdict(rule, BROKEN, result.broken_seen[rule],
                            "in examples that broke a rule reported first; no report of its own")
@@ -147,6 +151,18 @@ def verdict_lines(result, indent: str = "  ") -> list:
     return lines
 
 
+def _reached(result, rule_pattern: str) -> bool:
+    """Whether some example of the run reached a rule the pattern names (it held or broke)."""
+    import fnmatch
+
+    from topkspec import spec
+
+    rules = fnmatch.filter(spec.RULES, rule_pattern)
+    if any(rule.startswith(("dml.", "onnx.")) for rule in rules):  # descriptor rules: the invalid group judges them
+        return result.judged["invalid"] > 0 or any(r in result.broken_seen for r in rules)
+    return any(result.held[r] or result.broken_seen[r] for r in rules)
+
+
 def known_lines(result, indent: str = "  ") -> list:
     """Known deviations seen (with how often), and the entries of the list never seen."""
     known = getattr(result, "known", None)
@@ -158,7 +174,10 @@ def known_lines(result, indent: str = "  ") -> list:
     unseen = [entry for entry in known if entry not in result.known_seen
               and entry.matches(entry.rule, entry.failure_class, entry.dtype, result.profile, result.version)]
     for entry in unseen:
-        lines.append(f"{indent}known, not seen (fixed, or not reached by this run): {entry.describe()}")
+        if _reached(result, entry.rule):
+            lines.append(f"{indent}known, not seen (fixed, or not drawn in this run): {entry.describe()}")
+        else:
+            lines.append(f"{indent}known, not reached (no example of this run could show it): {entry.describe()}")
     if len(lines) == 1:
         lines.append(f"{indent}none listed")
     return lines

@@ -4,7 +4,8 @@ counts it instead of failing on it, and digs past it.
 A list is TOML, one `[[known]]` table per deviation:
 
     [[known]]
-    rule = "onnx.k.positive"            # required: the rule the failure is filed under
+    rule = "onnx.k.positive"            # required: the rule the failure is filed under, or a
+                                        # pattern ("out.*": every result rule)
     class = "accepts an invalid one"    # optional: the failure class (any when left out)
     dtype = "float16"                   # optional: the case's value type
     profile = "onnx:1"                  # optional: a spec profile, or a family ("onnx", "dml")
@@ -17,6 +18,7 @@ file reads it.
 """
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 from dataclasses import dataclass
@@ -51,7 +53,7 @@ class KnownEntry:
                 version: str | None) -> bool:
         """Whether a failure of `rule` and `failure_class`, on a case of `dtype`, judged at
         `profile` against a target whose version string is `version`, is this deviation."""
-        if rule != self.rule:
+        if rule != self.rule and not fnmatch.fnmatchcase(rule, self.rule):
             return False
         if self.failure_class is not None and failure_class != self.failure_class:
             return False
@@ -73,9 +75,19 @@ class KnownEntry:
 
 
 def _profile_matches(wanted: str, profile: str | None) -> bool:
+    """A family ("onnx") matches its every profile; a profile matches the profiles that
+    resolve to the same spec version (onnx:13 and onnx:11 are both TopK-11)."""
+    from topkspec.spec import parse_profile
+
     if profile is None:
         return False
-    return profile == wanted or profile.split(":")[0] == wanted
+    if ":" not in wanted:
+        return profile.split(":")[0] == wanted
+    try:
+        a, b = parse_profile(wanted), parse_profile(profile)
+    except ValueError:
+        return False
+    return (a.family, a.opset, a.level) == (b.family, b.opset, b.level)
 
 
 def version_in(version: str | None, specifier: str) -> bool:
@@ -165,7 +177,7 @@ def _entry(path: str, n: int, table: dict) -> KnownEntry:
     rule = table.get("rule")
     if not rule:
         raise KnownError(f"{where}: it needs a rule")
-    if rule not in spec.RULES:
+    if not fnmatch.filter(spec.RULES, rule):
         raise KnownError(f"{where}: no rule {rule!r} in the spec (`topkspec spec` lists them)")
     failure_class = table.get("class")
     if failure_class is not None and failure_class not in FAILURE_CLASSES:
@@ -173,7 +185,7 @@ def _entry(path: str, n: int, table: dict) -> KnownEntry:
     profile = table.get("profile")
     if profile is not None and profile not in ("onnx", "dml"):
         try:
-            profile = spec.parse_profile(profile).name  # as runs name it: "onnx:11", "dml:5.0"
+            profile = spec.parse_profile(profile).name  # canonical: "dml:3_1" is "dml:3.1"
         except ValueError as exc:
             raise KnownError(f"{where}: {exc}") from None
     versions = table.get("versions")

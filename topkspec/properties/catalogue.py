@@ -30,7 +30,7 @@ CATALOGUE = (
     Property("gather", result.check_gather, ("out.values.gather", "out.indices.base"), RESULT, True),
     Property("select", result.check_select, ("out.values.select",), RESULT, False),
     Property("order", result.check_order, ("out.order",), RESULT, False),
-    Property("ties", result.check_ties, ("out.ties.index_order", "out.ties.signed_zero"), RESULT, False),
+    Property("ties", result.check_ties, ("out.ties.index_order", "out.ties.kth_place", "out.ties.signed_zero"), RESULT, False),
     Property("exact", result.check_exact, ("out.exact",), RESULT, False),
     Property("unsorted_set", result.check_unsorted_set, ("out.unsorted.set",), RESULT, False),
     Property("nan_policy_free", result.check_nan_policy_free,

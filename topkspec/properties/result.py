@@ -169,17 +169,17 @@ def _signed_zeros(*scalars) -> bool:
     return bool((arr == 0).all() and np.signbit(arr).any() and not np.signbit(arr).all())
 
 
-def _tie_rules(a, b) -> tuple:
+def _tie_rules(a, b, rule: str = "out.ties.index_order") -> tuple:
     """The rules a tie out of place breaks, the one that decides it first: between -0.0 and
     +0.0 it is a tie only by our reading (out.ties.signed_zero), so that reading decides it."""
     if _signed_zeros(a, b):
-        return ("out.ties.signed_zero", "out.ties.index_order")
-    return ("out.ties.index_order",)
+        return ("out.ties.signed_zero", rule)
+    return (rule,)
 
 
 def check_ties(case, x, values, indices):
-    """out.ties.index_order, out.ties.signed_zero: equal values come out in ascending index
-    order, the lower indices are the ones selected, and -0.0 ties with +0.0."""
+    """out.ties.index_order, out.ties.kth_place, out.ties.signed_zero: equal values come out
+    in ascending index order, the lower indices are the ones selected, and -0.0 ties with +0.0."""
     check_indices(case, x, values, indices)
     vr, outer = rows(case, keys(values))
     ir, _ = rows(case, np.asarray(indices).astype(np.int64))
@@ -212,7 +212,7 @@ def check_ties(case, x, values, indices):
         r = int(np.flatnonzero(bad_rows)[0])
         raw, _ = rows(case, x)
         low, high = int(first_left[r]), int(last_kept[r])
-        rules = _tie_rules(raw[r, low], raw[r, high])
+        rules = _tie_rules(raw[r, low], raw[r, high], "out.ties.kth_place")
         raise Violation(rules,
                         f"{rules[0]}: {at(outer, r)}: the equal values at indices {low} "
                         f"({show(raw[r, low])}) and {high} ({show(raw[r, high])}) compete for the last places; "

@@ -9,6 +9,7 @@ _WRONG = [
     ("out.ties.signed_zero", "does not treat -0.0 and +0.0 as tied"),
     ("out.indices.base", "returns indices counted from 1"),
     ("out.ties.index_order", "returns tied values out of index order"),
+    ("out.ties.kth_place", "keeps a later tied value in the last place instead of an earlier one"),
     ("out.shape", "returns outputs of the wrong shape"),
     ("out.dtype.values", "returns values of the wrong type"),
     ("out.dtype.indices", "returns indices of the wrong type"),

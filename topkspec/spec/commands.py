@@ -95,20 +95,18 @@ def validate_document(kind: str, content, *, profile=None, strict_doc=False, aga
 
 
 def _against(name):
-    """The target --against names, available here (raises InputError otherwise)."""
+    """The target --against names, available here, in a worker process when it runs native
+    code (as `fuzz` runs it), so a crash or a hang is a verdict, not the end of the command
+    (raises InputError when it cannot be had)."""
     if name is None:
         return None
-    from topkspec.targets.registry import TargetError, get_target
+    from topkspec.fuzz.isolation import DEFAULT_TIMEOUT
+    from topkspec.fuzz.resolve import resolve_target
 
     try:
-        target = get_target(name)
-    except TargetError as exc:
-        raise InputError(str(exc)) from None
-    usable, why = target.available()
-    if not usable:
-        target.close()
-        raise InputError(f"--against {name}: the target cannot run here: {why}")
-    return target
+        return resolve_target(name, isolate=None, timeout=DEFAULT_TIMEOUT)
+    except ValueError as exc:
+        raise InputError(f"--against {name}: {exc}") from None
 
 
 def cmd_validate(args, out=None, err=None) -> int:

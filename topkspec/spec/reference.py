@@ -1,6 +1,6 @@
 """The executable semantics of TopK: `reference_topk`, in numpy, vectorised.
 
-Semantics (the spec's rules out.values.select, out.order, out.ties.index_order,
+Semantics (the spec's rules out.values.select, out.order, out.ties.index_order, out.ties.kth_place,
 out.ties.signed_zero):
 - each sequence along `axis` is ordered by value, descending when `largest` else ascending;
 - equal values (IEEE equality, so -0.0 ties with +0.0) keep ascending index order;

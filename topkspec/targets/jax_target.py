@@ -41,31 +41,55 @@ def smallest_key(x):
     return ~monotonic
 
 
-def _topk(x, *, k: int, axis: int, largest: bool):
+def _top_k_last(x, *, k: int):
+    """lax.top_k on the last axis: the runtime's own call, apart from the adapter's key."""
     import jax
-    import jax.numpy as jnp
 
-    moved = jnp.moveaxis(x, axis, -1)
-    if largest:
-        values, indices = jax.lax.top_k(moved, k)
-    else:
-        _, indices = jax.lax.top_k(smallest_key(moved), k)
-        values = jnp.take_along_axis(moved, indices, axis=-1)
-    return jnp.moveaxis(values, -1, axis), jnp.moveaxis(indices, -1, axis)
+    return jax.lax.top_k(x, k)
 
 
-_jitted = None
+_jitted: dict = {}
+
+
+def _jit(fn, **options):
+    """fn jitted once (compiled per shape and static arguments). jax is imported on the first
+    call, not when this module loads, so the target can be listed without jax."""
+    if fn not in _jitted:
+        import jax
+
+        _jitted[fn] = jax.jit(fn, **options)
+    return _jitted[fn]
 
 
 def jax_topk(x, *, k: int, axis: int, largest: bool):
-    """The jitted top-K (compiled per shape and static arguments). jax is imported on the
-    first call, not when this module loads, so the target can be listed without jax."""
-    global _jitted
-    if _jitted is None:
-        import jax
+    """(values, indices) of the K largest (or smallest) along `axis`, as numpy arrays. jax's
+    own calls (moving the axis, lax.top_k) raise Rejected when jax refuses; the smallest-K
+    key and the gather are the adapter's, and their failure is an AdapterError."""
+    import jax.numpy as jnp
 
-        _jitted = jax.jit(_topk, static_argnames=("k", "axis", "largest"))
-    return _jitted(x, k=k, axis=axis, largest=largest)
+    try:
+        moved = jnp.moveaxis(x, axis, -1)  # jax checks the axis
+    except Exception as exc:
+        raise Rejected(f"jax: {type(exc).__name__}: {exc}") from exc
+    key = moved if largest else _adapter_step(lambda: _jit(smallest_key)(moved), "the smallest-K key")
+    try:
+        values, indices = _jit(_top_k_last, static_argnames=("k",))(key, k=k)
+        values, indices = np.asarray(values), np.asarray(indices)
+    except Exception as exc:  # jax refused the call (K above the size, say)
+        raise Rejected(f"jax: {type(exc).__name__}: {exc}") from exc
+    if not largest:  # the input's own elements at the indices, not the key's
+        values = _adapter_step(lambda: np.take_along_axis(np.asarray(moved), indices.astype(np.int64), axis=-1),
+                               "gathering the smallest values")
+    return np.moveaxis(values, -1, axis), np.moveaxis(indices, -1, axis)
+
+
+def _adapter_step(step, what: str):
+    from topkspec.targets.base import AdapterError, describe_error
+
+    try:
+        return step()
+    except Exception as exc:
+        raise AdapterError(f"jax adapter, {what}: {describe_error(exc)}") from exc
 
 
 class JaxTarget(Target):
@@ -95,11 +119,6 @@ class JaxTarget(Target):
 
         x = np.asarray(x)
         wide = dtypes.itemsize(dtypes.name_of(x.dtype)) == 8
-        try:
-            with jax.enable_x64(wide):
-                values, indices = jax_topk(x, k=int(case.k), axis=int(case.axis),
-                                           largest=selects_largest(case))
-                values, indices = np.asarray(values), np.asarray(indices)
-        except Exception as exc:
-            raise Rejected(f"jax: {type(exc).__name__}: {exc}") from exc
+        with jax.enable_x64(wide):
+            values, indices = jax_topk(x, k=int(case.k), axis=int(case.axis), largest=selects_largest(case))
         return values, indices.astype(np.int64)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from topkspec.spec.case import Case
 from topkspec.spec.profiles import STANDARD_PROFILES, parse_profile
-from topkspec.targets.base import Target, availability, version_of
+from topkspec.targets.base import Rejected, Target, availability, version_of
 from topkspec.targets.registry import list_targets
 
 
@@ -38,6 +38,8 @@ def support_matrix(target: Target, profiles=STANDARD_PROFILES) -> dict:
                 case = case.with_(index_dtype=target.index_dtype)
             try:
                 reason = target.supports(case)
+            except Rejected as exc:  # the runtime refuses the type: a finding in a run, a gap here
+                reason = f"refused by the runtime: {exc}"
             except Exception as exc:  # a broken supports() is shown, not raised
                 reason = f"supports() raised {type(exc).__name__}: {exc}"
             if reason is None:

@@ -40,7 +40,11 @@ class OnnxReferenceTarget(Target):
         if key not in self._evaluators:
             from onnx.reference import ReferenceEvaluator
 
-            self._evaluators[key] = ReferenceEvaluator(build_topk_model(form, k=k))
+            model = build_topk_model(form, k=k)  # the adapter's own code: its failure is the adapter's
+            try:
+                self._evaluators[key] = ReferenceEvaluator(model)
+            except Exception as exc:  # the evaluator refused the model
+                raise Rejected(f"{self.name}: {type(exc).__name__}: {exc}") from exc
         return self._evaluators[key]
 
     def supports(self, case):
@@ -49,23 +53,27 @@ class OnnxReferenceTarget(Target):
         form = onnx_form(case)
         if form.dtype not in self._support:
             probe = np.arange(3).astype(dtypes.numpy_dtype(form.dtype))
+            probe_form = form.__class__(max(form.opset, 11), form.dtype, 1, 0, True, True)
             try:
-                probe_form = form.__class__(max(form.opset, 11), form.dtype, 1, 0, True, True)
                 self._evaluator(probe_form, 1).run(None, {"X": probe, "K": np.array([1])})
                 self._support[form.dtype] = None
-            except Exception as exc:
+            except Exception as exc:  # the evaluator refused the type (building or running)
+                exc = exc.__cause__ if isinstance(exc, Rejected) and exc.__cause__ else exc
                 self._support[form.dtype] = (f"onnx.reference cannot run TopK on {form.dtype}: "
                                              f"{type(exc).__name__}: {exc}")
-        return self._support[form.dtype]
+        if self._support[form.dtype]:
+            raise Rejected(self._support[form.dtype])
+        return None
 
     def run(self, case, x):
+        form = onnx_form(case)
+        feeds = {"X": x}
+        if form.opset >= 10:
+            feeds["K"] = np.array([case.k], dtype=np.int64)
+        evaluator = self._evaluator(form, int(case.k))
         try:
-            form = onnx_form(case)
-            feeds = {"X": x}
-            if form.opset >= 10:
-                feeds["K"] = np.array([case.k], dtype=np.int64)
-            values, indices = self._evaluator(form, int(case.k)).run(None, feeds)
-        except Exception as exc:
+            values, indices = evaluator.run(None, feeds)
+        except Exception as exc:  # the evaluator refused the call
             raise Rejected(f"{self.name}: {type(exc).__name__}: {exc}") from exc
         return np.asarray(values), np.asarray(indices)
 

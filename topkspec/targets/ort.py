@@ -116,7 +116,8 @@ class OnnxRuntimeTarget(Target):
 
     def _session(self, form: OnnxTopK, k: int):
         """The cached session for this form (and K when K is in the model). A session the
-        runtime refused to build is cached as its exception and raised again as Rejected."""
+        runtime refused to build is cached as its exception and raised again as Rejected;
+        building the model is the adapter's own code, outside that."""
         key = self._key(form, k)
         if key not in self._sessions:
             model = build_topk_model(form, k=k, k_as_input=not self.k_constant)
@@ -138,15 +139,19 @@ class OnnxRuntimeTarget(Target):
 
     def probe(self, opset: int, dtype: str) -> str | None:
         """None when this runtime loads and runs a tiny known-good TopK of `opset` on `dtype`
-        (three elements, K = 1), else why not. Asked once per (opset, dtype)."""
+        (three elements, K = 1), else why not, in the runtime's words. Asked once per
+        (opset, dtype). Only the runtime's own refusal is an answer: a failure of the
+        adapter's code (building the model or the feeds) propagates as the adapter's."""
         key = (opset, dtype)
         if key not in self._probes:
             form = OnnxTopK(opset, dtype, 1, -1, True, True)
             x = np.arange(3).astype(dtypes.numpy_dtype(dtype))
+            feeds = self._feeds(form, x, 1)
             try:
-                self._session(form, 1).run(None, self._feeds(form, x, 1))
+                session = self._session(form, 1)
+                session.run(None, feeds)
                 self._probes[key] = None
-            except Exception as exc:
+            except Exception as exc:  # the session refused to build, or the run failed: the runtime's
                 cause = exc.__cause__ if isinstance(exc, Rejected) and exc.__cause__ else exc
                 self._probes[key] = (f"{self.name} cannot run a known-good TopK-{opset} on {dtype} "
                                      f"(3 elements, K=1): {type(cause).__name__}: {_first_line(cause)}")
@@ -157,9 +162,10 @@ class OnnxRuntimeTarget(Target):
 
     def supports(self, case):
         """Decided by probing, not by error texts: a case whose (opset, value type) the spec
-        allows is supported when the tiny probe of that signature runs. A value type outside
-        the opset's T is supported (not probed): the case breaks onnx.dtype.T, and refusing
-        it is the runtime's job."""
+        allows is supported when the tiny probe of that signature runs; when the runtime
+        refuses the probe, it refuses every such case (Rejected: it rejects a valid
+        descriptor, a finding unless declared known). A value type outside the opset's T is
+        not probed: the case breaks onnx.dtype.T, and refusing it is the runtime's job."""
         if case.dtype not in dtypes.ONNX_ELEM_TYPES:
             return f"{case.dtype} has no ONNX type"
         from topkspec import spec
@@ -167,7 +173,10 @@ class OnnxRuntimeTarget(Target):
         form = onnx_form(case)
         if case.dtype not in spec.value_types(f"onnx:{form.opset}", "TopK"):
             return None
-        return self.probe(form.opset, case.dtype)
+        refused = self.probe(form.opset, case.dtype)
+        if refused:
+            raise Rejected(refused)
+        return None
 
     def run(self, case, x):
         form = onnx_form(case)

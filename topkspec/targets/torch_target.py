@@ -60,29 +60,34 @@ class TorchTarget(Target):
         return True, ""
 
     def supports(self, case):
-        """Probes each value type once: torch lacks topk kernels for some types."""
+        """Probes each value type once: torch lacks topk kernels for some types. A type
+        torch.topk refuses is refused in every case (Rejected: a valid descriptor rejected,
+        unless declared known); the conversion to a tensor is the adapter's own code."""
         if case.dtype not in self._support:
             import torch
 
-            probe = np.arange(3).astype(dtypes.numpy_dtype(case.dtype))
+            probe = to_torch(np.arange(3).astype(dtypes.numpy_dtype(case.dtype)), self.device)
             try:
-                torch.topk(to_torch(probe, self.device), 1)
+                torch.topk(probe, 1)
                 self._support[case.dtype] = None
             except Exception as exc:
                 first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
                 self._support[case.dtype] = (f"torch.topk on {self.device} has no kernel for "
                                              f"{case.dtype}: {type(exc).__name__}: {first}")
-        return self._support[case.dtype]
+        if self._support[case.dtype]:
+            raise Rejected(self._support[case.dtype])
+        return None
 
     def run(self, case, x):
         import torch
 
         sorted_ = case.sorted if case.family == "onnx" else True
+        tensor = to_torch(x, self.device)  # the adapter's own conversion: its failure is the adapter's
         try:
             with torch.no_grad():
-                values, indices = torch.topk(to_torch(x, self.device), int(case.k), dim=case.axis,
+                values, indices = torch.topk(tensor, int(case.k), dim=case.axis,
                                              largest=selects_largest(case), sorted=bool(sorted_))
-        except Exception as exc:
+        except Exception as exc:  # torch refused the call
             raise Rejected(f"{self.name}: {type(exc).__name__}: {exc}") from exc
         return to_numpy(values), to_numpy(indices)
 

@@ -1,0 +1,120 @@
+"""Known-deviation lists: the TOML format, how an entry matches a failure, the lists shipped
+for the built-in runtimes, and the verdicts `validate --against` gives besides accepted and
+refused."""
+import json
+import os
+
+import pytest
+
+from topkspec import spec
+from topkspec.known import KnownError, load_known, shipped_targets, version_in
+from topkspec.properties.failures import FAILURE_CLASSES
+
+HERE = os.path.dirname(__file__)
+PLANTED = os.path.join(HERE, "planted_bugs.py")
+BROKEN = os.path.join(HERE, "plugins", "broken_adapters.py")
+
+# Every built-in runtime that can deviate ships a list (the reference is the oracle itself).
+RUNTIMES = ("onnxruntime", "torch", "torch-cuda", "jax", "openvino", "onnx-reference", "directml")
+
+
+def _list(tmp_path, text):
+    path = tmp_path / "known.toml"
+    path.write_text(text)
+    return load_known(str(path), "mine")
+
+
+def test_an_entry_matches_by_rule_class_type_profile_and_version(tmp_path):
+    known = _list(tmp_path, '[[known]]\nrule = "out.nan.unspecified"\nclass = "wrong result"\ndtype = "float32"\n'
+                            'profile = "onnx:13"\nversions = ">=1.16,<1.32"\nreason = "r"\n')
+    [entry] = known
+    hit = ("out.nan.unspecified", "wrong result", "float32", "onnx:11", "onnxruntime 1.31.1 (CPUExecutionProvider)")
+    assert known.match(*hit) is entry, "opset 13 and opset 11 are both TopK-11"
+    for position, other in ((0, "out.order"), (1, "crash"), (2, "float16"), (3, "onnx:24"),
+                            (4, "onnxruntime 1.32.0 (CPUExecutionProvider)")):
+        miss = list(hit)
+        miss[position] = other
+        assert known.match(*miss) is None, f"matched with {other!r} in place of {hit[position]!r}"
+
+
+def test_a_family_profile_and_a_rule_pattern_match_broadly(tmp_path):
+    known = _list(tmp_path, '[[known]]\nrule = "out.*"\nclass = "wrong result"\nprofile = "onnx"\n')
+    assert known.match("out.values.gather", "wrong result", "int64", "onnx:24", "x 1.0") is not None
+    assert known.match("onnx.k.positive", "wrong result", "int64", "onnx:24", "x 1.0") is None
+    assert known.match("out.values.gather", "wrong result", "int64", "dml:5.0", "x 1.0") is None
+
+
+def test_versions_are_read_from_the_targets_version_string():
+    assert version_in("torch 2.13.0+cpu (cpu)", ">=2.13")
+    assert not version_in("onnxruntime 1.32.0 (CPUExecutionProvider)", "<1.32")
+    assert version_in("DirectML 1.15.4 (adapter llvmpipe)", "==1.15.*")
+    assert not version_in("callable my.topk", ">=0"), "no version: a versioned entry does not match"
+
+
+@pytest.mark.parametrize("text, message", [
+    ('[[known]]\nreason = "no rule"\n', "needs a rule"),
+    ('[[known]]\nrule = "out.nope"\n', "no rule 'out.nope'"),
+    ('[[known]]\nrule = "out.order"\nclass = "slow"\n', "class 'slow'"),
+    ('[[known]]\nrule = "out.order"\nprofile = "cuda:1"\n', "cuda:1"),
+    ('[[known]]\nrule = "out.order"\nversions = "1.2.3"\n', "PEP 440"),
+    ('[[known]]\nrule = "out.order"\nurl = 3\n', "url must be a string"),
+    ('[[known]]\nrule = "out.order"\nticket = "x"\n', "unknown field(s) ticket"),
+    ('rule = "out.order"\n', "unknown top-level key(s) rule"),
+    ('[[known]\n', "not TOML"),
+])
+def test_a_bad_list_says_what_is_wrong(tmp_path, text, message):
+    with pytest.raises(KnownError) as info:
+        _list(tmp_path, text)
+    assert message in str(info.value), str(info.value)
+    assert isinstance(info.value, ValueError), "bad usage: exit 2 in the command line, a usage error in pytest"
+
+
+def test_a_missing_file_is_bad_usage(tmp_path):
+    with pytest.raises(KnownError, match="cannot read it"):
+        load_known(str(tmp_path / "absent.toml"), "mine")
+
+
+def test_a_target_without_a_shipped_list_gets_an_empty_one_that_says_so():
+    known = load_known(None, "my-npu")
+    assert len(known) == 0 and "ships no list for my-npu" in known.source
+
+
+@pytest.mark.parametrize("target", RUNTIMES)
+def test_each_built_in_runtime_ships_a_list_of_reasoned_entries(target):
+    assert target in shipped_targets()
+    known = load_known(None, target)
+    assert len(known) > 0
+    for entry in known:
+        assert entry.reason, f"{target}: {entry.rule} has no reason"
+        assert entry.failure_class is None or entry.failure_class in FAILURE_CLASSES
+        assert entry.url == "" or entry.url.startswith("https://"), entry.url
+        assert any(rule == entry.rule or entry.rule.endswith("*") for rule in spec.RULES), entry.rule
+
+
+def _validate_against(target, descriptors, tmp_path, capsys):
+    from topkspec.cli import main
+
+    path = tmp_path / "descriptors.json"
+    path.write_text(json.dumps(descriptors))
+    code = main(["validate", str(path), "--against", target])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err, err
+    return code, [item["against"] for item in json.loads(out)["items"]]
+
+
+def _onnx(shape, k):
+    return {"op_type": "TopK", "opset": 11, "X": {"dtype": "float32", "shape": shape}, "k": k,
+            "attributes": {"axis": -1, "largest": 1, "sorted": 1}}
+
+
+def test_validate_against_gives_a_crash_a_hang_and_an_adapter_error_verdicts_of_their_own(tmp_path, capsys):
+    _, crash = _validate_against(f"{PLANTED}:segfaults_on_long_axis", [_onnx([2000], 1), _onnx([4], 2)],
+                                 tmp_path, capsys)
+    assert [a["outcome"] for a in crash] == ["crash", "accepted"], crash
+    assert crash[0]["accepted"] is None and crash[1]["accepted"] is True
+    _, hang = _validate_against(f"{PLANTED}:hangs_when_k_equals_n", [_onnx([3], 3)], tmp_path, capsys)
+    assert hang[0]["outcome"] == "hang" and hang[0]["accepted"] is None, hang
+    _, broken = _validate_against(f"{BROKEN}:attribute_error", [_onnx([3], 1)], tmp_path, capsys)
+    assert broken[0]["outcome"] == "adapter error" and "no_such_attribute" in broken[0]["detail"], broken
+    _, refused = _validate_against(f"{PLANTED}:CORRECT", [_onnx([3], 4)], tmp_path, capsys)
+    assert refused[0]["outcome"] == "refused" and refused[0]["accepted"] is False, refused
