@@ -140,7 +140,7 @@ def test_result_violations_lists_every_failing_check_most_specific_first():
     case = Case("dml:5.0", "TOP_K1", "int32", (1, 3), 1, 2, index_dtype="int64")
     values, indices = bugs.last_equal_at_kth(x, axis=1, k=1)
     found = result_violations(case.with_(k=1), x, values, indices)
-    assert [v.rules[0] for v in found] == ["out.ties.index_order", "out.exact"]
+    assert [v.rules[0] for v in found] == ["out.ties.kth_place", "out.exact"]
 
 
 def test_metamorphic_checks_skip_what_they_cannot_compare():

@@ -101,16 +101,25 @@ def test_constant_k_sessions_are_cached_per_k():
     assert target.sessions_built == 2
 
 
-def test_missing_kernel_is_unsupported_and_cached():
+def _refusal(target, case):
+    """The runtime's refusal of every case like `case` (supports raises Rejected), or None."""
+    try:
+        assert target.supports(case) is None
+    except Rejected as exc:
+        return str(exc)
+    return None
+
+
+def test_a_missing_kernel_is_the_runtimes_refusal_and_cached():
     target = OnnxRuntimeTarget("cpu", "CPUExecutionProvider", "onnxruntime")
     types = ("uint16", "uint32", "uint64", "int32", "float32")
-    reasons = {t: target.supports(Case("onnx:11", "TopK", t, (4,), 0, 1, index_dtype="int64")) for t in types}
+    reasons = {t: _refusal(target, Case("onnx:11", "TopK", t, (4,), 0, 1, index_dtype="int64")) for t in types}
     for dtype, reason in reasons.items():
-        # A reason must come from ONNX Runtime's own NOT_IMPLEMENTED error, nothing else.
+        # A refusal must come from ONNX Runtime's own NOT_IMPLEMENTED error, nothing else.
         assert reason is None or "NOT_IMPLEMENTED" in reason, f"{dtype}: {reason}"
     assert reasons["float32"] is None
     built = target.sessions_built
-    target.supports(Case("onnx:11", "TopK", "uint32", (7, 2), 0, 1, index_dtype="int64"))
+    _refusal(target, Case("onnx:11", "TopK", "uint32", (7, 2), 0, 1, index_dtype="int64"))
     assert target.sessions_built == built, "the support answer must be cached per signature"
 
 
@@ -147,7 +156,7 @@ def test_support_is_probed_not_read_from_error_texts():
     target = OlderRuntime()
     reason = target.supports(Case("onnx:24", "TopK", "float32", (5, 2), 0, 1, index_dtype="int64"))
     assert reason and "Unsupported model IR version" in reason, f"opset 24: {reason}"
-    reason = target.supports(Case("onnx:1", "TopK", "float16", (4,), 0, 1, index_dtype="int64"))
+    reason = _refusal(target, Case("onnx:1", "TopK", "float16", (4,), 0, 1, index_dtype="int64"))
     assert reason and "InsertedCast_X" in reason, f"float16 at opset 1: {reason}"
     assert target.supports(Case("onnx:1", "TopK", "float32", (4,), 0, 1, index_dtype="int64")) is None
     assert target.default_profile == "onnx:11", f"default profile: {target.default_profile}"
@@ -162,14 +171,24 @@ def test_the_listing_shows_what_the_runtime_really_loads():
     assert "float32" in matrix["onnx:11"]["supported"], f"onnx:11: {matrix['onnx:11']}"
 
 
-def test_an_unloadable_opset_is_unsupported_not_a_refused_valid_case():
+def test_a_valid_type_the_runtime_cannot_run_is_a_refused_valid_descriptor():
     from topkspec.fuzz import RunConfig, run_fuzz
 
     result = run_fuzz(RunConfig(target=OlderRuntime(), profile="onnx:1", max_examples=60, seed=0,
                                 settings_profile="ci", isolate=False, groups=("valid", "nan")))
     refused = [f for f in result.failures if f.failure_class == "rejects a valid descriptor"]
-    assert not refused, f"float16 at opset 1 reported as refused: {[f.case.describe() for f in refused]}"
-    assert any("InsertedCast_X" in reason for reason in result.unsupported), dict(result.unsupported)
+    assert [f.case.dtype for f in refused] == ["float16"], [f.case.describe() for f in result.failures]
+    assert "InsertedCast_X" in refused[0].violation.actual, refused[0].violation.actual
+
+
+def test_an_opset_the_runtime_cannot_load_is_unsupported_not_a_refusal_per_type():
+    from topkspec.fuzz import RunConfig, run_fuzz
+
+    result = run_fuzz(RunConfig(target=OlderRuntime(), profile="onnx:24", max_examples=60, seed=0,
+                                settings_profile="ci", isolate=False, groups=("valid",)))
+    assert not result.failures, [f.case.describe() for f in result.failures]
+    assert any("Unsupported model IR version" in reason for reason in result.unsupported), dict(result.unsupported)
+    assert result.exit_code == 3
 
 
 def test_a_type_outside_the_opset_is_not_probed_so_its_refusal_is_judged():

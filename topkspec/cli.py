@@ -127,6 +127,14 @@ def build_parser() -> argparse.ArgumentParser:
                        help="runs of each target, each between two of the floor; the median counts (default 3)")
     bench.add_argument("--quiet", action="store_true", help="no progress lines")
 
+    corpus = sub.add_parser("corpus", help="write conformance cases (ONNX node tests, DirectML JSON) to DIR")
+    corpus.add_argument("dir", metavar="DIR", help="the folder to write (its onnx/ and dml/ are made anew)")
+    corpus.add_argument("--spec", action="append", default=None, metavar="PROFILE",
+                        help="only these profiles (repeat or comma-separate; default onnx:1,10,11,24 and "
+                             "dml:2.1,3.1,5.0)")
+    corpus.add_argument("--from-reports", default=None, metavar="DIR",
+                        help="add every counterexample kept in the report folders under DIR")
+
     from topkspec.targets.directml.commands import add_parser as add_directml_parser
     add_directml_parser(sub)
     return parser
@@ -207,6 +215,26 @@ def cmd_bench(args) -> int:
     return 0
 
 
+def cmd_corpus(args) -> int:
+    from topkspec import spec
+    from topkspec.corpus import PROFILES, write_corpus
+
+    profiles = PROFILES
+    if args.spec:
+        profiles = tuple(spec.parse_profile(p.strip()).name for text in args.spec for p in text.split(",") if p.strip())
+    if os.path.exists(args.dir) and not os.path.isdir(args.dir):
+        raise UsageError(f"{args.dir} is a file, not a folder")
+    try:
+        os.makedirs(args.dir, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot make {args.dir}: {exc.strerror or exc}") from None
+    counts = write_corpus(args.dir, profiles, from_reports=args.from_reports)
+    print(f"topkspec corpus: {counts.get('onnx', 0)} ONNX node tests, {counts.get('dml_valid', 0)} valid and "
+          f"{counts.get('dml_invalid', 0)} invalid DirectML cases in {args.dir}"
+          + (f" ({counts['from_reports']} from reports)" if counts.get("from_reports") else ""))
+    return 0
+
+
 def cmd_directml(args) -> int:
     from topkspec.targets.directml.commands import run
 
@@ -217,7 +245,7 @@ def main(argv=None) -> int:
     from topkspec.spec.commands import cmd_spec, cmd_validate
 
     commands = {"fuzz": cmd_fuzz, "targets": cmd_targets, "spec": cmd_spec, "validate": cmd_validate,
-                "matrix": cmd_matrix, "bench": cmd_bench, "directml": cmd_directml}
+                "matrix": cmd_matrix, "bench": cmd_bench, "corpus": cmd_corpus, "directml": cmd_directml}
     try:
         parser = build_parser()
         args = parser.parse_args(argv)

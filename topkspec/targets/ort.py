@@ -164,7 +164,9 @@ class OnnxRuntimeTarget(Target):
         """Decided by probing, not by error texts: a case whose (opset, value type) the spec
         allows is supported when the tiny probe of that signature runs; when the runtime
         refuses the probe, it refuses every such case (Rejected: it rejects a valid
-        descriptor, a finding unless declared known). A value type outside the opset's T is
+        descriptor, a finding unless declared known). An opset the runtime cannot load at all
+        (float32, which every TopK version has, fails too: a runtime older than the opset) is
+        unsupported, with the runtime's reason. A value type outside the opset's T is
         not probed: the case breaks onnx.dtype.T, and refusing it is the runtime's job."""
         if case.dtype not in dtypes.ONNX_ELEM_TYPES:
             return f"{case.dtype} has no ONNX type"
@@ -173,8 +175,12 @@ class OnnxRuntimeTarget(Target):
         form = onnx_form(case)
         if case.dtype not in spec.value_types(f"onnx:{form.opset}", "TopK"):
             return None
+        if form.dtype != "float32" and self.probe(form.opset, "float32"):
+            return self.probe(form.opset, "float32")  # the runtime predates this opset: nothing runs
         refused = self.probe(form.opset, case.dtype)
         if refused:
+            if form.dtype == "float32":  # float32, in every TopK version, fails: the opset is not loadable
+                return refused
             raise Rejected(refused)
         return None
 

@@ -10,7 +10,8 @@ def add_parser(sub) -> None:
     directml = sub.add_parser(
         "directml", help="set up and inspect the directml target (DirectML.dll itself)",
         epilog="subcommands: setup [--dll PATH | --version X.Y.Z] [--adapter A]; info [--json]; "
-               "compare [--out FILE] [--json FILE] [--versions V1,V2] [--observations FILE] [--readme FILE]")
+               "compare [--out FILE] [--json FILE] [--versions V1,V2] [--observations FILE] [--readme FILE]; "
+               "replay DIR [--adapter A]")
     commands = directml.add_subparsers(dest="directml_command", metavar="SUBCOMMAND",
                                        parser_class=type(directml))
 
@@ -21,6 +22,10 @@ def add_parser(sub) -> None:
                        help="DirectML version to fetch from the onnxruntime-directml wheel carrying it "
                             "(1.15.4 by default; 1.15.1, 1.13.1, 1.12.0, 1.9.0, 1.8.0, 1.5.1)")
     setup.add_argument("--adapter", default=None, help="adapter for the check: auto, warp, or part of its name")
+
+    replay = commands.add_parser("replay", help="run the DirectML cases of a corpus (topkspec corpus DIR) through DirectML")
+    replay.add_argument("folder", metavar="DIR", help="the corpus's dml/ folder")
+    replay.add_argument("--adapter", default=None, help="auto, warp, or part of an adapter's name")
 
     info = commands.add_parser("info", help="the DirectML stack: version, adapter, Wine/vkd3d/Mesa, what is missing")
     info.add_argument("--json", action="store_true", help="JSON instead of text")
@@ -45,12 +50,34 @@ def run(args) -> int:
         return setup(dll=args.dll, version=args.version, adapter=args.adapter)
     if command == "info":
         return _info(args)
+    if command == "replay":
+        return _replay(args)
     if command == "compare":
         from topkspec.targets.directml.compare import cmd_compare
 
         return cmd_compare(args)
-    print("topkspec directml: choose a subcommand: setup, info or compare", file=sys.stderr)
+    print("topkspec directml: choose a subcommand: setup, info, compare or replay", file=sys.stderr)
     return 2
+
+
+def _replay(args) -> int:
+    from topkspec.corpus.replay import case_files, replay
+    from topkspec.errors import UsageError
+    from topkspec.targets.directml.target import DirectMLTarget
+
+    case_files(args.folder)  # a bad folder is bad usage before DirectML starts
+    target = DirectMLTarget(adapter=args.adapter)
+    try:
+        ok, why = target.available()
+        if not ok:
+            raise UsageError(f"the directml target cannot run here: {why}")
+        result = replay(target, args.folder)
+        print(f"topkspec directml replay: {target.version()}")
+    finally:
+        target.close()
+    for line in result.lines():
+        print(line)
+    return result.exit_code
 
 
 def _info(args) -> int:

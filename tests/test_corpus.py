@@ -1,0 +1,191 @@
+"""`topkspec corpus`: ONNX node tests that onnx's checker, ReferenceEvaluator and ONNX Runtime
+agree with, DirectML cases that DirectML itself replays as stored, byte-for-byte determinism,
+and counterexamples from reports as regression cases."""
+import filecmp
+import json
+import os
+
+import numpy as np
+import pytest
+
+from topkspec import spec
+from topkspec.cli import main
+from topkspec.corpus import write_corpus
+from topkspec.corpus.valid import unique_result
+from topkspec.spec import Case
+
+HERE = os.path.dirname(__file__)
+PLANTED = os.path.join(HERE, "planted_bugs.py")
+REQUIRED = os.environ.get("TOPKSPEC_REQUIRE_DIRECTML") == "1"
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("corpus")
+    counts = write_corpus(str(folder))
+    return folder, counts
+
+
+def _tensors(folder, prefix):
+    import onnx
+    from onnx import numpy_helper
+
+    data = os.path.join(folder, "test_data_set_0")
+    return [numpy_helper.to_array(onnx.load_tensor(os.path.join(data, name)))
+            for name in sorted(os.listdir(data)) if name.startswith(prefix)]
+
+
+def test_the_corpus_is_the_same_byte_for_byte_and_small(corpus, tmp_path):
+    folder, counts = corpus
+    again = tmp_path / "again"
+    write_corpus(str(again))
+    compared = filecmp.dircmp(str(folder), str(again))
+    stack = [compared]
+    while stack:
+        node = stack.pop()
+        assert not (node.diff_files or node.left_only or node.right_only), (node.left, node.diff_files, node.left_only)
+        _, mismatch, errors = filecmp.cmpfiles(node.left, node.right, node.common_files, shallow=False)
+        assert not mismatch and not errors, (node.left, mismatch, errors)
+        stack += node.subdirs.values()
+    size = sum(os.path.getsize(os.path.join(root, name)) for root, _, names in os.walk(folder) for name in names)
+    assert size < 6 * 2**20, f"the corpus is {size / 2**20:.1f} MiB"
+    assert counts["onnx"] >= 100 and counts["dml_valid"] + counts["dml_invalid"] >= 100, counts
+
+
+def test_every_opset_and_value_type_its_t_allows_has_onnx_cases(corpus):
+    folder, _ = corpus
+    seen = set()
+    for name in os.listdir(folder / "onnx"):
+        with open(folder / "onnx" / name / "data.json") as handle:
+            case = json.load(handle)["case"]
+        seen.add((case["profile"], case["dtype"]))
+    for profile in ("onnx:1", "onnx:10", "onnx:11", "onnx:24"):
+        for dtype in spec.value_types(profile, "TopK"):
+            assert (profile, dtype) in seen, f"no case for {dtype} at {profile}"
+
+
+def test_onnx_cases_pass_the_checker_and_the_reference_evaluator_and_onnxruntime_give_the_stored_outputs(corpus):
+    import onnx
+    import onnxruntime as ort
+    from onnx.backend.test.loader import load_model_tests
+    from onnx.reference import ReferenceEvaluator
+
+    folder, counts = corpus
+    tests = load_model_tests(data_dir=str(folder), kind="onnx")
+    assert len(tests) == counts["onnx"]
+    options = ort.SessionOptions()
+    options.log_severity_level = 3  # opset 1 models draw warnings
+    ran_on_ort = 0
+    for test in tests:
+        model = onnx.load(os.path.join(test.model_dir, "model.onnx"))
+        onnx.checker.check_model(model, full_check=True)
+        feeds = dict(zip([i.name for i in model.graph.input], _tensors(test.model_dir, "input")))
+        stored = _tensors(test.model_dir, "output")
+        for runtime, outputs in (("ReferenceEvaluator", ReferenceEvaluator(model).run(None, feeds)),
+                                 ("onnxruntime", _ort_run(ort, options, model, feeds))):
+            if outputs is None:
+                continue  # ONNX Runtime has no kernel for the type: it does not load the model
+            ran_on_ort += runtime == "onnxruntime"
+            for got, want, what in zip(outputs, stored, ("Values", "Indices")):
+                assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), \
+                    f"{test.name} {what}: {runtime} gives {got.tolist()}, stored {want.tolist()}"
+    assert ran_on_ort > counts["onnx"] // 2, f"ONNX Runtime loaded only {ran_on_ort} of {counts['onnx']}"
+
+
+def _ort_run(ort, options, model, feeds):
+    try:
+        session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    except Exception:
+        return None
+    return session.run(None, feeds)
+
+
+def test_dml_cases_are_valid_with_their_outputs_or_break_the_rules_they_name(corpus):
+    folder, _ = corpus
+    from topkspec.corpus.dml_files import read_tensor
+    from topkspec.spec.reference import reference_topk
+    from topkspec.targets.base import selects_largest
+
+    rules = set()
+    for name in sorted(os.listdir(folder / "dml")):
+        with open(folder / "dml" / name) as handle:
+            entry = json.load(handle)
+        desc, expected = entry["descriptor"], entry["expected"]
+        found = sorted({f.rule for f in spec.validate(desc)})
+        if expected["outcome"] == "refused":
+            assert found == expected["rules"], f"{name}: breaks {found}, stored {expected['rules']}"
+            rules.update(found)
+            continue
+        assert not found, f"{name}: a valid case breaks {found}"
+        case = spec.case_from_descriptor(desc)
+        x = read_tensor(entry["input"], case.dtype)
+        assert unique_result(case, x) is None, name
+        values, indices = reference_topk(x, axis=case.axis, k=case.k, largest=selects_largest(case))
+        assert values.tobytes() == read_tensor(expected["OutputValueTensor"], case.dtype).tobytes(), name
+        assert indices.astype(case.index_dtype).tobytes() == \
+            read_tensor(expected["OutputIndexTensor"], case.index_dtype).tobytes(), name
+    from topkspec.targets.directml.target import DESCRIPTOR_RULES
+    judged = {"dml.axis.range", "dml.k.positive", "dml.k.max", "dml.dtype.value_supported",
+              "dml.dtype.index_supported", "dml.rank.supported"} | DESCRIPTOR_RULES - {"dml.shape.outputs_same_sizes"}
+    assert judged <= rules, f"no broken descriptor for {sorted(judged - rules)}"
+
+
+def test_unique_result_leaves_out_what_the_documents_leave_open():
+    tie = np.array([3, 1, 3, 2, 3], dtype=np.float32)
+    assert unique_result(Case("onnx:11", "TopK", "float32", (5,), 0, 2, index_dtype="int64"), tie) is None
+    assert "K-th place" in unique_result(Case("dml:3.1", "TOP_K1", "float32", (5,), 0, 2), tie)
+    zeros = np.array([-0.0, 0.0, 1.0], dtype=np.float32)
+    assert "-0.0 and +0.0" in unique_result(Case("onnx:11", "TopK", "float32", (3,), 0, 2, index_dtype="int64"), zeros)
+    nan = np.array([np.nan, 1.0], dtype=np.float32)
+    assert "NaN" in unique_result(Case("onnx:11", "TopK", "float32", (2,), 0, 1, index_dtype="int64"), nan)
+    unsorted = Case("onnx:11", "TopK", "float32", (2,), 0, 1, sorted=False, index_dtype="int64")
+    assert "sorted=0" in unique_result(unsorted, np.array([1.0, 2.0], dtype=np.float32))
+    assert "axis size" in unique_result(Case("dml:3.1", "TOP_K1", "float32", (2,), 0, 2), np.array([1, 2], np.float32))
+
+
+def test_spec_narrows_the_corpus_and_reports_become_regression_cases(tmp_path, capsys):
+    from topkspec.fuzz import RunConfig, run_fuzz
+
+    reports = tmp_path / "reports"
+    result = run_fuzz(RunConfig(target=f"{PLANTED}:ignores_direction", max_examples=100, seed=0,
+                                settings_profile="ci", groups=("valid",), report_dir=str(reports)))
+    assert result.failures, "the planted bug must give a report"
+    out = tmp_path / "corpus"
+    assert main(["corpus", str(out), "--spec", "dml:3.1", "--from-reports", str(reports)]) == 0
+    printed = capsys.readouterr().out
+    assert "from reports" in printed, printed
+    assert not (out / "onnx").exists(), "--spec dml:3.1 writes no ONNX cases"
+    names = os.listdir(out / "dml")
+    regression = [n for n in names if n.startswith("report_")]
+    assert regression, names[:5]
+    assert all(json.load(open(out / "dml" / n))["FeatureLevel"] == "DML_FEATURE_LEVEL_3_1"
+               for n in names if not n.startswith("report_"))
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--from-reports", "/no/such/folder"], "not a folder"),
+    (["--spec", "cuda:1"], "cuda:1"),
+])
+def test_bad_corpus_options_are_bad_usage(tmp_path, capsys, args, message):
+    assert main(["corpus", str(tmp_path / "out"), *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err, err
+
+
+def test_directml_replays_the_dml_cases_as_stored(corpus):
+    from topkspec.corpus.replay import AS_STORED, replay
+    from topkspec.targets.directml.target import DirectMLTarget
+
+    target = DirectMLTarget()
+    ok, why = target.available()
+    if not ok:
+        target.close()
+        if REQUIRED:
+            pytest.fail(f"TOPKSPEC_REQUIRE_DIRECTML=1 but the directml target is unavailable: {why}")
+        pytest.skip(f"the directml target is unavailable: {why}")
+    try:
+        result = replay(target, str(corpus[0] / "dml"))
+    finally:
+        target.close()
+    assert not result.mismatches, result.lines()
+    assert result.verdicts[AS_STORED] >= 100, result.lines()
