@@ -189,3 +189,48 @@ def test_directml_replays_the_dml_cases_as_stored(corpus):
         target.close()
     assert not result.mismatches, result.lines()
     assert result.verdicts[AS_STORED] >= 100, result.lines()
+
+
+def test_the_native_worker_reads_the_same_files_and_tells_a_wrong_expectation(corpus, tmp_path):
+    import base64
+    import shutil
+
+    from topkspec.targets.directml.client import run_replay
+    from topkspec.targets.directml.target import DirectMLTarget
+
+    target = DirectMLTarget()
+    ok, why = target.available()
+    if not ok:
+        target.close()
+        if REQUIRED:
+            pytest.fail(f"TOPKSPEC_REQUIRE_DIRECTML=1 but the directml target is unavailable: {why}")
+        pytest.skip(f"the directml target is unavailable: {why}")
+    try:
+        code, output = run_replay(target.stack, str(corpus[0] / "dml"))
+        assert code == 0 and "0 not as stored" in output, output[-2000:]
+        stored = int(output.strip().splitlines()[-1].split()[0])
+        assert stored >= 100, output[-500:]
+        # Planted: one valid case expects other values, one broken descriptor is valid after all.
+        planted = tmp_path / "planted"
+        planted.mkdir()
+        names = sorted(os.listdir(corpus[0] / "dml"))
+        valid = next(n for n in names if n.startswith("3_1_top_k1_float32_uint32_distinct"))
+        broken = next(n for n in names if "invalid_dml_k_max" in n and n.startswith("3_1"))
+        for name in (valid, broken):
+            shutil.copy(corpus[0] / "dml" / name, planted / name)
+        entry = json.loads((planted / valid).read_text())
+        data = bytearray(base64.b64decode(entry["expected"]["OutputValueTensor"]["base64"]))
+        data[0] ^= 1
+        entry["expected"]["OutputValueTensor"]["base64"] = base64.b64encode(bytes(data)).decode()
+        (planted / valid).write_text(json.dumps(entry))
+        entry = json.loads((planted / broken).read_text())
+        entry["descriptor"]["Desc"]["K"] = 2
+        for tensor in ("OutputValueTensor", "OutputIndexTensor"):
+            entry["descriptor"]["Desc"][tensor]["Sizes"][-1] = 2
+        (planted / broken).write_text(json.dumps(entry))
+        code, output = run_replay(target.stack, str(planted))
+    finally:
+        target.close()
+    assert code == 1, output
+    assert f"NOT AS STORED {valid}: values differ" in output, output
+    assert f"NOT AS STORED {broken}: accepted" in output, output

@@ -171,6 +171,16 @@ class Display:
         """The shared display stays up for the next run."""
 
 
+def run_replay(stack: Stack, folder: str, *, adapter: str = "auto", timeout: float = 600.0):
+    """The worker in its own replay mode (`--replay DIR`): it reads the corpus's DirectML JSON
+    cases itself and prints a verdict line for each and a summary. Returns (exit code, output)."""
+    display = Display().start() if stack.under_wine else None
+    command = worker_command(stack, adapter) + ["--replay", to_windows_path(os.path.abspath(folder))]
+    done = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout,
+                          env=worker_environment(stack, display))
+    return done.returncode, done.stdout
+
+
 class Worker:
     """One worker process at a time; see the module text."""
 

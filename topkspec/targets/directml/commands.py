@@ -26,6 +26,8 @@ def add_parser(sub) -> None:
     replay = commands.add_parser("replay", help="run the DirectML cases of a corpus (topkspec corpus DIR) through DirectML")
     replay.add_argument("folder", metavar="DIR", help="the corpus's dml/ folder")
     replay.add_argument("--adapter", default=None, help="auto, warp, or part of an adapter's name")
+    replay.add_argument("--native", action="store_true",
+                        help="let the native worker read the JSON files itself (the model for a C/C++ harness)")
 
     info = commands.add_parser("info", help="the DirectML stack: version, adapter, Wine/vkd3d/Mesa, what is missing")
     info.add_argument("--json", action="store_true", help="JSON instead of text")
@@ -71,6 +73,13 @@ def _replay(args) -> int:
         ok, why = target.available()
         if not ok:
             raise UsageError(f"the directml target cannot run here: {why}")
+        if args.native:
+            from topkspec.targets.directml.client import run_replay
+
+            code, output = run_replay(target.stack, args.folder, adapter=args.adapter or "auto")
+            print(f"topkspec directml replay --native: {target.version()}")
+            print(output, end="")
+            return code
         result = replay(target, args.folder)
         print(f"topkspec directml replay: {target.version()}")
     finally:

@@ -13,6 +13,9 @@
  *   CRASH / HANG  misbehave on purpose, so the suite's crash and hang handling can be tested.
  *   QUIT     leave.
  *
+ * With --replay DIR it answers no requests: it runs the corpus cases in DIR (`topkspec corpus`)
+ * and prints a verdict for each (see "corpus cases" below).
+ *
  * DirectML.h is not part of mingw-w64, so the few DirectML types, interface ids and vtable
  * slots this program needs are declared below from DirectML's public reference pages.
  * Built with mingw-w64 or `zig cc -target x86_64-windows-gnu`:
@@ -255,11 +258,18 @@ static void put_json_string(bytes *b, const char *text) {
 }
 
 /* A reply frame: u32 length, u32 status (an HRESULT), u32 stage, payload. */
+static bytes *captured; /* while set, reply() appends its frame here (--replay) */
+
 static int reply(uint32_t status, uint32_t stage, const bytes *payload) {
     uint32_t head[3];
     head[0] = 8 + (uint32_t)(payload ? payload->size : 0);
     head[1] = status;
     head[2] = stage;
+    if (captured) {
+        put(captured, head, sizeof head);
+        if (payload && payload->size) put(captured, payload->data, payload->size);
+        return 1;
+    }
     if (!write_exact(head, sizeof head)) return 0;
     if (payload && payload->size && !write_exact(payload->data, (DWORD)payload->size)) return 0;
     return 1;
@@ -862,6 +872,318 @@ static int do_create(reader *r) {
     return ok;
 }
 
+/* ---- corpus cases (--replay DIR) ---------------------------------------------------------
+ *
+ * `topk_worker --dll ... --replay DIR` runs every DIR\*.json case that `topkspec corpus` wrote
+ * (see topkspec/corpus/dml_files.py for the format) through this device, prints one line per
+ * case and a summary on standard output, and exits 0 when every verdict is as stored, 1 when
+ * one is not. A C or C++ harness of your own can copy this part: read the JSON, fill the
+ * DML_*_OPERATOR_DESC from "descriptor", upload "input", and compare the outputs with
+ * "expected" byte for byte, or expect CreateOperator to fail for "outcome": "refused". */
+
+typedef struct json json;
+struct json {
+    char type; /* 'o' object, 'a' array, 's' string, 'n' number, 't' true, 'f' false, 'z' null */
+    char *text; /* a string's contents, a number's digits */
+    json **items; /* an array's values, an object's values */
+    char **keys; /* an object's keys */
+    size_t count;
+};
+
+typedef struct {
+    const char *at;
+    int ok;
+} json_reader;
+
+static void json_space(json_reader *p) {
+    while (*p->at == ' ' || *p->at == '\n' || *p->at == '\r' || *p->at == '\t') p->at++;
+}
+
+static char *json_string_text(json_reader *p) {
+    /* The corpus writes ASCII strings; escapes other than \" and \\ are kept as written. */
+    bytes b = {0};
+    p->at++; /* the opening quote */
+    while (*p->at && *p->at != '"') {
+        if (*p->at == '\\' && p->at[1]) p->at++;
+        put(&b, p->at++, 1);
+    }
+    if (*p->at != '"') p->ok = 0; else p->at++;
+    put(&b, "", 1);
+    return (char *)b.data;
+}
+
+static json *json_value(json_reader *p, int depth);
+
+static json *json_new(char type) {
+    json *j = calloc(1, sizeof *j);
+    if (!j) ExitProcess(3);
+    j->type = type;
+    return j;
+}
+
+static void json_add(json *j, char *key, json *value) {
+    j->items = realloc(j->items, (j->count + 1) * sizeof *j->items);
+    j->keys = realloc(j->keys, (j->count + 1) * sizeof *j->keys);
+    if (!j->items || !j->keys) ExitProcess(3);
+    j->items[j->count] = value;
+    j->keys[j->count] = key;
+    j->count++;
+}
+
+static json *json_value(json_reader *p, int depth) {
+    json_space(p);
+    if (depth > 32) { p->ok = 0; return json_new('z'); }
+    char c = *p->at;
+    if (c == '{' || c == '[') {
+        json *j = json_new(c == '{' ? 'o' : 'a');
+        char close = c == '{' ? '}' : ']';
+        p->at++;
+        json_space(p);
+        while (p->ok && *p->at && *p->at != close) {
+            char *key = NULL;
+            if (j->type == 'o') {
+                if (*p->at != '"') { p->ok = 0; break; }
+                key = json_string_text(p);
+                json_space(p);
+                if (*p->at != ':') { p->ok = 0; break; }
+                p->at++;
+            }
+            json_add(j, key, json_value(p, depth + 1));
+            json_space(p);
+            if (*p->at == ',') p->at++;
+            json_space(p);
+        }
+        if (*p->at != close) p->ok = 0; else p->at++;
+        return j;
+    }
+    if (c == '"') {
+        json *j = json_new('s');
+        j->text = json_string_text(p);
+        return j;
+    }
+    if (!strncmp(p->at, "true", 4)) { p->at += 4; return json_new('t'); }
+    if (!strncmp(p->at, "false", 5)) { p->at += 5; return json_new('f'); }
+    if (!strncmp(p->at, "null", 4)) { p->at += 4; return json_new('z'); }
+    const char *start = p->at;
+    while (*p->at && strchr("+-0123456789.eE", *p->at)) p->at++;
+    if (p->at == start) { p->ok = 0; return json_new('z'); }
+    json *j = json_new('n');
+    j->text = calloc(1, (size_t)(p->at - start) + 1);
+    memcpy(j->text, start, (size_t)(p->at - start));
+    return j;
+}
+
+static void json_free(json *j) {
+    if (!j) return;
+    for (size_t i = 0; i < j->count; i++) {
+        json_free(j->items[i]);
+        free(j->keys[i]);
+    }
+    free(j->items);
+    free(j->keys);
+    free(j->text);
+    free(j);
+}
+
+static json *json_get(const json *j, const char *key) {
+    if (!j || j->type != 'o') return NULL;
+    for (size_t i = 0; i < j->count; i++)
+        if (!strcmp(j->keys[i], key)) return j->items[i];
+    return NULL;
+}
+
+static uint64_t json_uint(const json *j) { return j && j->type == 'n' ? strtoull(j->text, NULL, 10) : 0; }
+
+/* An enum member written as a name ("DML_TENSOR_DATA_TYPE_FLOAT32", "FLOAT32") or a number. */
+static UINT json_enum(const json *j, const char *prefix, const char *const *names, UINT count) {
+    if (!j) return 0;
+    if (j->type == 'n') return (UINT)json_uint(j);
+    if (j->type != 's') return 0xFFFFFFFFu;
+    const char *name = j->text;
+    if (!strncmp(name, prefix, strlen(prefix))) name += strlen(prefix);
+    for (UINT i = 0; i < count; i++)
+        if (names[i] && !strcmp(name, names[i])) return i;
+    return 0xFFFFFFFFu;
+}
+
+static const char *const data_type_names[] = {"UNKNOWN", "FLOAT32", "FLOAT16", "UINT32", "UINT16", "UINT8", "INT32",
+                                              "INT16", "INT8", "FLOAT64", "UINT64", "INT64"};
+static const UINT element_sizes[] = {4, 4, 2, 4, 2, 1, 4, 2, 1, 8, 8, 8};
+
+static int base64_value(char c) {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    return c == '+' ? 62 : c == '/' ? 63 : -1;
+}
+
+static void base64_decode(const char *text, bytes *out) {
+    uint32_t acc = 0;
+    int bits = 0;
+    for (; text && *text; text++) {
+        int v = base64_value(*text);
+        if (v < 0) continue; /* padding */
+        acc = (acc << 6) | (uint32_t)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            uint8_t byte = (uint8_t)(acc >> bits);
+            put(out, &byte, 1);
+        }
+    }
+}
+
+/* DMLCalcBufferTensorSize for packed tensors: bytes up to the last element, rounded up to 4. */
+static uint64_t packed_size(UINT data_type, const json *sizes) {
+    uint64_t elements = 1;
+    for (size_t i = 0; i < sizes->count; i++) {
+        uint64_t size = json_uint(sizes->items[i]);
+        if (!size) return 0;
+        elements *= size;
+    }
+    uint64_t element = data_type < 12 ? element_sizes[data_type] : 4;
+    return (elements * element + 3) & ~(uint64_t)3;
+}
+
+/* The descriptor in the binary form parse_desc reads. */
+static int encode_case_desc(const json *desc, bytes *out) {
+    static const char *const op_names[] = {"TOP_K", "TOP_K1"};
+    static const char *const directions[] = {"INCREASING", "DECREASING"};
+    static const char *const tensor_names[] = {"InputTensor", "OutputValueTensor", "OutputIndexTensor"};
+    const json *body = json_get(desc, "Desc");
+    UINT op = json_enum(json_get(desc, "Type"), "DML_OPERATOR_", op_names, 2);
+    if (!body || op > 1) return 0;
+    uint32_t head[4] = {op ? 112u : DMLW_OPERATOR_TOP_K, /* DML_OPERATOR_TOP_K1 = 112 */ (uint32_t)json_uint(json_get(body, "Axis")),
+                        (uint32_t)json_uint(json_get(body, "K")),
+                        op ? json_enum(json_get(body, "AxisDirection"), "DML_AXIS_DIRECTION_", directions, 2) : 0};
+    put(out, head, sizeof head);
+    for (int t = 0; t < 3; t++) {
+        const json *tensor = json_get(body, tensor_names[t]);
+        const json *sizes = json_get(tensor, "Sizes"), *strides = json_get(tensor, "Strides");
+        if (!sizes || sizes->type != 'a' || strides) return 0; /* the corpus writes packed tensors */
+        UINT data_type = json_enum(json_get(tensor, "DataType"), "DML_TENSOR_DATA_TYPE_", data_type_names, 12);
+        const json *total = json_get(tensor, "TotalTensorSizeInBytes");
+        uint32_t fields[5] = {DMLW_TENSOR_TYPE_BUFFER, data_type, 0, (uint32_t)sizes->count, 0};
+        uint64_t total_size = total ? json_uint(total) : packed_size(data_type, sizes);
+        uint32_t alignment = (uint32_t)json_uint(json_get(tensor, "GuaranteedBaseOffsetAlignment"));
+        put(out, fields, sizeof fields);
+        put(out, &total_size, sizeof total_size);
+        put(out, &alignment, sizeof alignment);
+        for (size_t i = 0; i < sizes->count; i++) {
+            uint32_t size = (uint32_t)json_uint(sizes->items[i]);
+            put(out, &size, sizeof size);
+        }
+    }
+    return 1;
+}
+
+/* One case: 0 as stored, 1 not as stored, 2 not judged; `why` says what happened. */
+static int replay_case(const json *entry, UINT device_level, char *why, size_t why_size) {
+    const json *expected = json_get(entry, "expected");
+    const json *outcome = json_get(expected, "outcome");
+    bytes desc = {0}, frame = {0};
+    if (!outcome || outcome->type != 's' || !encode_case_desc(json_get(entry, "descriptor"), &desc)) {
+        snprintf(why, why_size, "not a corpus case this worker can read");
+        free(desc.data);
+        return 1;
+    }
+    int refused = !strcmp(outcome->text, "refused"), verdict = 1;
+    if (refused) {
+        const json *level_bound = json_get(expected, "level_bound");
+        const json *level_name = json_get(entry, "FeatureLevel");
+        UINT major = 0, minor = 0;
+        if (level_name && level_name->type == 's')
+            sscanf(level_name->text, "DML_FEATURE_LEVEL_%u_%u", &major, &minor);
+        if (level_bound && level_bound->type == 't' && device_level > ((major << 12) | (minor << 8))) {
+            snprintf(why, why_size, "invalid only below the device's feature level");
+            free(desc.data);
+            return 2;
+        }
+    }
+    bytes request = {0};
+    put(&request, desc.data, desc.size);
+    bytes input = {0};
+    if (!refused) {
+        base64_decode(json_get(json_get(entry, "input"), "base64") ? json_get(json_get(entry, "input"), "base64")->text
+                                                                    : NULL, &input);
+        uint64_t in_size = input.size;
+        put_u64(&request, in_size);
+        if (input.size) put(&request, input.data, input.size);
+    }
+    reader r = {request.data, request.data + request.size, 1};
+    captured = &frame;
+    if (refused) do_create(&r); else do_execute(&r);
+    captured = NULL;
+    uint32_t status = frame.size >= 12 ? *(uint32_t *)(frame.data + 4) : E_FAIL;
+    if (refused) {
+        verdict = FAILED(status) ? 0 : 1;
+        snprintf(why, why_size, FAILED(status) ? "refused (0x%08lx)" : "accepted (0x%08lx), but it breaks its rules",
+                 (unsigned long)status);
+    } else if (FAILED(status)) {
+        snprintf(why, why_size, "refused a valid descriptor (0x%08lx, stage %u)", (unsigned long)status,
+                 frame.size >= 12 ? *(uint32_t *)(frame.data + 8) : 0);
+    } else {
+        /* payload: u64 size, values, u64 size, indices, three f64 timings */
+        const uint8_t *at = frame.data + 12;
+        uint64_t values_size, indices_size;
+        memcpy(&values_size, at, 8);
+        const uint8_t *values = at + 8;
+        memcpy(&indices_size, values + values_size, 8);
+        const uint8_t *indices = values + values_size + 8;
+        bytes want_values = {0}, want_indices = {0};
+        const json *want = expected;
+        base64_decode(json_get(json_get(want, "OutputValueTensor"), "base64")->text, &want_values);
+        base64_decode(json_get(json_get(want, "OutputIndexTensor"), "base64")->text, &want_indices);
+        int values_ok = want_values.size <= values_size && !memcmp(values, want_values.data, want_values.size);
+        int indices_ok = want_indices.size <= indices_size && !memcmp(indices, want_indices.data, want_indices.size);
+        verdict = values_ok && indices_ok ? 0 : 1;
+        snprintf(why, why_size, verdict ? "%s differ" : "exact", !values_ok ? "values" : "indices");
+        free(want_values.data);
+        free(want_indices.data);
+    }
+    free(desc.data);
+    free(request.data);
+    free(input.data);
+    free(frame.data);
+    return verdict;
+}
+
+static int replay_folder(const char *folder, UINT device_level) {
+    char pattern[MAX_PATH * 2];
+    snprintf(pattern, sizeof pattern, "%s\\*.json", folder);
+    WIN32_FIND_DATAA found;
+    HANDLE search = FindFirstFileA(pattern, &found);
+    if (search == INVALID_HANDLE_VALUE) {
+        printf("no .json cases in %s\n", folder);
+        return 2;
+    }
+    unsigned counts[3] = {0, 0, 0};
+    static const char *const words[] = {"as stored", "NOT AS STORED", "not judged"};
+    do {
+        char path[MAX_PATH * 3], why[160];
+        snprintf(path, sizeof path, "%s\\%s", folder, found.cFileName);
+        FILE *file = fopen(path, "rb");
+        bytes text = {0};
+        char chunk[65536];
+        size_t got;
+        while (file && (got = fread(chunk, 1, sizeof chunk, file)) > 0) put(&text, chunk, got);
+        if (file) fclose(file);
+        put(&text, "", 1);
+        json_reader p = {(const char *)text.data, 1};
+        json *entry = json_value(&p, 0);
+        int verdict = p.ok ? replay_case(entry, device_level, why, sizeof why) : 1;
+        if (!p.ok) snprintf(why, sizeof why, "not JSON");
+        counts[verdict]++;
+        printf("%s %s: %s\n", words[verdict], found.cFileName, why);
+        json_free(entry);
+        free(text.data);
+    } while (FindNextFileA(search, &found));
+    FindClose(search);
+    printf("%u as stored, %u not as stored, %u not judged\n", counts[0], counts[1], counts[2]);
+    fflush(stdout);
+    return counts[1] ? 1 : 0;
+}
+
 /* ---- start ------------------------------------------------------------------------------ */
 
 static LONG WINAPI on_crash(EXCEPTION_POINTERS *info) {
@@ -899,11 +1221,13 @@ int main(int argc, char **argv) {
     const char *dll = "DirectML.dll", *adapter = "auto";
     UINT min_level = 0x1000;
     int lanes = 0;
+    const char *replay_dir = NULL; /* --replay DIR: run the corpus cases there, print verdicts */
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--dll") && i + 1 < argc) dll = argv[++i];
         else if (!strcmp(argv[i], "--adapter") && i + 1 < argc) adapter = argv[++i];
         else if (!strcmp(argv[i], "--min-level") && i + 1 < argc) min_level = (UINT)strtoul(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--lane-workaround")) lanes = 1;
+        else if (!strcmp(argv[i], "--replay") && i + 1 < argc) replay_dir = argv[++i];
     }
     trace = getenv("TOPK_WORKER_TRACE") != NULL;
     SetErrorMode(SEM_FAILCRITICALERRORS | SEM_NOGPFAULTERRORBOX | SEM_NOOPENFILEERRORBOX);
@@ -989,6 +1313,13 @@ int main(int argc, char **argv) {
         put_text(&info, "}");
     }
     put_text(&info, "}");
+    if (replay_dir) {
+        if (FAILED(hr)) {
+            printf("no device: %s failed (0x%08lx)\n", failed, (unsigned long)(uint32_t)hr);
+            return 2;
+        }
+        return replay_folder(replay_dir, level);
+    }
     if (!reply(hr, STAGE_DEVICE, &info)) return 2;
     free(info.data);
     free(listing.data);
