@@ -1078,6 +1078,79 @@ static int encode_case_desc(const json *desc, bytes *out) {
 }
 
 /* One case: 0 as stored, 1 not as stored, 2 not judged; `why` says what happened. */
+/* "check": "nan_rule" (float32 input, where NaN leaves the result open): what holds whatever
+   the NaN policy. Per sequence: each index in range and used once, each value the input's
+   element at its index bit for bit, and the non-NaN values returned the top non-NaN input
+   values in order. 0 when all hold, 1 (with `why`) when one breaks. */
+static int compare_floats(const void *a, const void *b) {
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+static int check_nan_rule(const json *desc, const uint8_t *input, const uint8_t *values, const uint8_t *indices,
+                          char *why, size_t why_size) {
+    static const char *const directions[] = {"INCREASING", "DECREASING"};
+    const json *body = json_get(desc, "Desc");
+    const json *sizes = json_get(json_get(body, "InputTensor"), "Sizes");
+    const json *index_type = json_get(json_get(body, "OutputIndexTensor"), "DataType");
+    UINT axis = (UINT)json_uint(json_get(body, "Axis")), k = (UINT)json_uint(json_get(body, "K"));
+    const json *direction = json_get(body, "AxisDirection");
+    int largest = !direction || json_enum(direction, "DML_AXIS_DIRECTION_", directions, 2) == 1;
+    int wide = index_type && index_type->type == 's' && strstr(index_type->text, "UINT64") != NULL;
+    uint64_t outer = 1, inner = 1, n = json_uint(sizes->items[axis]);
+    for (UINT d = 0; d < axis; d++) outer *= json_uint(sizes->items[d]);
+    for (size_t d = axis + 1; d < sizes->count; d++) inner *= json_uint(sizes->items[d]);
+    float *column = malloc(sizeof(float) * (size_t)n);
+    uint8_t *used = malloc((size_t)n);
+    int broken = 0;
+    for (uint64_t o = 0; o < outer && !broken; o++) {
+        for (uint64_t j = 0; j < inner && !broken; j++) {
+            size_t numbers = 0;
+            memset(used, 0, (size_t)n);
+            for (uint64_t i = 0; i < n; i++) {
+                float v;
+                memcpy(&v, input + 4 * ((o * n + i) * inner + j), 4);
+                if (v == v) column[numbers++] = v;
+            }
+            qsort(column, numbers, sizeof(float), compare_floats); /* ascending */
+            size_t seen = 0;
+            for (UINT p = 0; p < k && !broken; p++) {
+                uint64_t at = (o * k + p) * inner + j, index = 0;
+                if (wide) memcpy(&index, indices + 8 * at, 8); else memcpy(&index, indices + 4 * at, 4);
+                float got, there;
+                memcpy(&got, values + 4 * at, 4);
+                if (index >= n || used[index]) {
+                    snprintf(why, why_size, "sequence %llu, position %u: index %llu %s",
+                             (unsigned long long)(o * inner + j), p, (unsigned long long)index,
+                             index >= n ? "out of range" : "returned twice");
+                    broken = 1;
+                    break;
+                }
+                used[index] = 1;
+                memcpy(&there, input + 4 * ((o * n + index) * inner + j), 4);
+                if (memcmp(&got, &there, 4)) {
+                    snprintf(why, why_size, "position %u: value is not the input element at index %llu", p,
+                             (unsigned long long)index);
+                    broken = 1;
+                } else if (got == got) {
+                    float want = seen < numbers ? (largest ? column[numbers - 1 - seen] : column[seen]) : got;
+                    if (seen >= numbers || got != want) {
+                        snprintf(why, why_size, "sequence %llu, position %u: non-NaN value %.9g returned, the "
+                                 "top non-NaN value there is %.9g", (unsigned long long)(o * inner + j), p,
+                                 (double)got, (double)want);
+                        broken = 1;
+                    }
+                    seen++;
+                }
+            }
+        }
+    }
+    if (!broken) snprintf(why, why_size, "the NaN rule holds");
+    free(column);
+    free(used);
+    return broken;
+}
+
 static int replay_case(const json *entry, UINT device_level, char *why, size_t why_size) {
     const json *expected = json_get(entry, "expected");
     const json *outcome = json_get(expected, "outcome");
@@ -1130,6 +1203,11 @@ static int replay_case(const json *entry, UINT device_level, char *why, size_t w
         const uint8_t *values = at + 8;
         memcpy(&indices_size, values + values_size, 8);
         const uint8_t *indices = values + values_size + 8;
+        const json *check = json_get(expected, "check");
+        if (check && check->type == 's' && !strcmp(check->text, "nan_rule")) {
+            verdict = check_nan_rule(json_get(entry, "descriptor"), input.data, values, indices, why, why_size);
+            goto done;
+        }
         bytes want_values = {0}, want_indices = {0};
         const json *want = expected;
         base64_decode(json_get(json_get(want, "OutputValueTensor"), "base64")->text, &want_values);
@@ -1141,6 +1219,7 @@ static int replay_case(const json *entry, UINT device_level, char *why, size_t w
         free(want_values.data);
         free(want_indices.data);
     }
+done:
     free(desc.data);
     free(request.data);
     free(input.data);
