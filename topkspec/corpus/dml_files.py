@@ -7,7 +7,7 @@
               or {"outcome": "refused", "rules": [...], "level_bound": bool},
      "covers": {"rules": [...], "patterns": [...]}}
 
-Numbers are exact in `base64`; `values` is for reading (non-finite floats as "inf", "-inf").
+Numbers are exact in `base64`; `values` is for reading (non-finite floats as "inf", "-inf", "nan").
 A refusal is expected of every descriptor here: each breaks the rules listed, and each can be
 written as the C structs CreateOperator takes. `level_bound` marks a descriptor that is
 invalid only at its FeatureLevel (a device of a higher level accepts it: CreateOperator takes
@@ -36,7 +36,7 @@ def _values(array: np.ndarray):
         return [int(v) for v in flat]
     out = []
     for v in flat.astype(np.float64):
-        out.append(float(v) if np.isfinite(v) else ("inf" if v > 0 else "-inf"))
+        out.append(float(v) if np.isfinite(v) else "nan" if np.isnan(v) else "inf" if v > 0 else "-inf")
     return out
 
 

@@ -18,7 +18,7 @@ def _float_types(profile) -> list[str]:
     names = set()
     for op in spec.ops(profile):
         names.update(spec.value_types(profile, op))
-    return sorted(t for t in names if dtypes.numpy_dtype(t).kind == "f")
+    return sorted(t for t in names if dtypes.is_float(t))  # bfloat16 too (numpy calls its kind "V")
 
 
 def _result_body(ctx: GroupContext, data) -> bool:

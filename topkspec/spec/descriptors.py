@@ -13,7 +13,6 @@ read; it never rejects a field's value: that is the checks' job, so every broken
 """
 from __future__ import annotations
 
-import copy
 
 from topkspec.errors import UsageError
 from topkspec.spec import dtypes
@@ -84,7 +83,8 @@ def normalise(desc, profile=None) -> tuple[dict, Profile]:
     given = parse_profile(profile) if profile is not None else None
     if given is not None and given.family != family:
         raise ProfileError(f"profile {given.name} is for {given.family}, but the descriptor is {family}")
-    out = copy.deepcopy(desc)
+    # A copy of the containers normalising rewrites, the rest shared: checks only read.
+    out = dict(desc)
     if family == "dml":
         out["Type"] = dml_operator(desc["Type"])
         if given is None:
@@ -92,9 +92,11 @@ def normalise(desc, profile=None) -> tuple[dict, Profile]:
         out["FeatureLevel"] = given.level_name
         body = out.get("Desc")
         if isinstance(body, dict):
+            body = out["Desc"] = dict(body)
             for name in _TENSORS:
                 tensor = body.get(name)
                 if isinstance(tensor, dict) and "DataType" in tensor:
+                    tensor = body[name] = dict(tensor)
                     tensor["DataType"] = dml_data_type(tensor["DataType"])
             if "AxisDirection" in body:
                 body["AxisDirection"] = dml_direction(body["AxisDirection"])
@@ -106,6 +108,7 @@ def normalise(desc, profile=None) -> tuple[dict, Profile]:
     out["opset"] = given.requested_opset
     x = out.get("X")
     if isinstance(x, dict) and isinstance(x.get("dtype"), str):
+        x = out["X"] = dict(x)
         try:
             x["dtype"] = dtypes.canonical(x["dtype"])
         except ValueError:

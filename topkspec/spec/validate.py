@@ -26,6 +26,20 @@ class Validator:
     def __init__(self, exported: dict):
         self.rules = exported["rules"]
         self.tables = exported["tables"]
+        self._plans: dict = {}  # (family, op, strict_doc) -> the checks that apply, in order
+
+    def _plan(self, family: str, op: str, strict_doc: bool) -> list:
+        """[(rule id, requires, check function, params, source)] for one kind of descriptor,
+        worked out once: a validator that other tools call per descriptor must be cheap."""
+        key = (family, op, strict_doc)
+        if key not in self._plans:
+            self._plans[key] = [
+                (rule["id"], tuple(rule["requires"]), CHECK_KINDS[rule["check"]["kind"]][1],
+                 {k: v for k, v in rule["check"].items() if k != "kind"}, rule["source"])
+                for rule in self.rules
+                if rule["scope"] == family and op in rule["ops"] and rule["check"] is not None
+                and not (rule["strict_only"] and not strict_doc) and not (rule["lenient_only"] and strict_doc)]
+        return self._plans[key]
 
     def validate(self, desc, profile=None, *, strict_doc: bool = False) -> list[Finding]:
         """Every rule the descriptor (a JSON dict or a Case) breaks. Raises DescriptorError or
@@ -37,21 +51,16 @@ class Validator:
         op = view["Type"] if prof.family == "dml" else "TopK"
         ctx = {"family": prof.family, "level": prof.level, "opset": prof.opset,
                "level_name": prof.level_name if prof.family == "dml" else None}
-        state: dict[str, str] = {}  # rule id -> "held" | "broken" | "skipped"
+        not_held: set = set()  # rules broken or skipped: the rules that require them are skipped
         findings = []
-        for rule in self.rules:
-            if rule["scope"] != prof.family or op not in rule["ops"] or rule["check"] is None:
+        for rule_id, requires, check, params, source in self._plan(prof.family, op, strict_doc):
+            if requires and not_held.intersection(requires):
+                not_held.add(rule_id)
                 continue
-            if (rule["strict_only"] and not strict_doc) or (rule["lenient_only"] and strict_doc):
-                continue
-            if any(state.get(req, "held") != "held" for req in rule["requires"]):
-                state[rule["id"]] = "skipped"
-                continue
-            params = {k: v for k, v in rule["check"].items() if k != "kind"}
-            messages = CHECK_KINDS[rule["check"]["kind"]][1](view, params, self.tables, ctx)
-            state[rule["id"]] = "broken" if messages else "held"
+            messages = check(view, params, self.tables, ctx)
             if messages:
-                findings.append(Finding(rule["id"], "; ".join(messages), rule["source"]))
+                not_held.add(rule_id)
+                findings.append(Finding(rule_id, "; ".join(messages), source))
         return findings
 
 

@@ -71,6 +71,13 @@ def _directml():
     return DirectMLTarget()
 
 
+def _module(module: str, factory: str):
+    """A factory for a target class in topkspec.targets.<module>, imported when called."""
+    def make():
+        return getattr(importlib.import_module(f"topkspec.targets.{module}"), factory)()
+    return make
+
+
 # Factories import their runtime only when called, so listing names costs nothing.
 BUILTIN_TARGETS: dict[str, Callable[[], Target]] = {
     "reference": _reference,
@@ -83,6 +90,15 @@ BUILTIN_TARGETS: dict[str, Callable[[], Target]] = {
     "jax": _jax,
     "openvino": _openvino,
     "directml": _directml,
+    "tensorflow": _module("tensorflow_target", "TensorFlowTarget"),
+    "litert": _module("litert_target", "LiteRtTarget"),
+    "keras-numpy": _module("keras_target", "KerasNumpyTarget"),
+    # mindspore before paddle: paddle's libdnnl, loaded first in one process, keeps MindSpore's from loading
+    "mindspore": _module("mindspore_target", "MindSporeTarget"),
+    "paddle": _module("paddle_target", "PaddleTarget"),
+    "tract": _module("tract_target", "TractTarget"),
+    "iree": _module("iree_target", "IreeTarget"),
+    "tinygrad": _module("tinygrad_target", "TinygradTarget"),
 }
 
 

@@ -55,6 +55,8 @@ def worker_command(stack: Stack, adapter: str = "auto", min_level: int = 0x1000)
             "--min-level", hex(min_level)]
     if needs_lane_workaround(stack.dll_version):
         args.append("--lane-workaround")
+    if stack.under_wine:  # newer vkd3d stubs EnumerateMetaCommands (E_NOTIMPL): answered as "none"
+        args.append("--metacommand-workaround")
     if stack.under_wine:
         return [wine_binary() or "wine"] + args
     return args

@@ -349,6 +349,45 @@ static int apply_lane_workaround(ID3D12Device *device) {
     return 1;
 }
 
+/* Newer vkd3d (1.14, in Wine 10) exposes ID3D12Device5 with EnumerateMetaCommands a stub that
+   returns E_NOTIMPL, and DMLCreateDevice1 then fails with E_NOTIMPL. With
+   --metacommand-workaround that answer becomes "no meta commands" (S_OK, count 0), what a
+   driver without them answers. Slot 59 is ID3D12Device5::EnumerateMetaCommands (IUnknown 3,
+   ID3D12Object 4, ID3D12Device 37, Device1 3, Device2 1, Device3 3, Device4 6, then
+   CreateLifetimeTracker and RemoveDevice). */
+#define SLOT_ENUMERATE_META_COMMANDS 59
+typedef HRESULT(STDMETHODCALLTYPE *fn_enum_meta)(void *, UINT *, void *);
+static fn_enum_meta original_enum_meta;
+static void *meta_vtable[512];
+
+static HRESULT STDMETHODCALLTYPE enum_meta_none(void *self, UINT *count, void *descs) {
+    HRESULT hr = original_enum_meta(self, count, descs);
+    if (hr != E_NOTIMPL) return hr;
+    if (count) *count = 0;
+    return S_OK;
+}
+
+static int apply_metacommand_workaround(ID3D12Device *device) {
+    static const GUID iid_device5 = {0x8b4f173b, 0x2fea, 0x4b80, {0x8f, 0x58, 0x43, 0x07, 0x19, 0x1a, 0xb9, 0x5d}};
+    void *device5 = NULL;
+    if (FAILED(ID3D12Device_QueryInterface(device, &iid_device5, &device5)) || !device5) return 0;
+    ID3D12Device_Release((ID3D12Device *)device5);
+    if (device5 != (void *)device) return 0; /* a separate interface pointer: not handled */
+    void **vtable = VT(device);
+    MEMORY_BASIC_INFORMATION region;
+    size_t count = sizeof meta_vtable / sizeof meta_vtable[0];
+    if (VirtualQuery(vtable, &region, sizeof region)) {
+        size_t left = ((char *)region.BaseAddress + region.RegionSize - (char *)vtable) / sizeof(void *);
+        if (left < count) count = left;
+    }
+    if (count <= SLOT_ENUMERATE_META_COMMANDS) return 0;
+    memcpy(meta_vtable, vtable, count * sizeof(void *));
+    original_enum_meta = (fn_enum_meta)vtable[SLOT_ENUMERATE_META_COMMANDS];
+    meta_vtable[SLOT_ENUMERATE_META_COMMANDS] = (void *)enum_meta_none;
+    *(void ***)device = meta_vtable;
+    return 1;
+}
+
 static void wide_to_utf8(const WCHAR *wide, char *out, int size) {
     if (!WideCharToMultiByte(CP_UTF8, 0, wide, -1, out, size, NULL, NULL)) out[0] = 0;
 }
@@ -1299,13 +1338,14 @@ static HRESULT max_feature_level(UINT *level) {
 int main(int argc, char **argv) {
     const char *dll = "DirectML.dll", *adapter = "auto";
     UINT min_level = 0x1000;
-    int lanes = 0;
+    int lanes = 0, metacommands = 0;
     const char *replay_dir = NULL; /* --replay DIR: run the corpus cases there, print verdicts */
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--dll") && i + 1 < argc) dll = argv[++i];
         else if (!strcmp(argv[i], "--adapter") && i + 1 < argc) adapter = argv[++i];
         else if (!strcmp(argv[i], "--min-level") && i + 1 < argc) min_level = (UINT)strtoul(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--lane-workaround")) lanes = 1;
+        else if (!strcmp(argv[i], "--metacommand-workaround")) metacommands = 1;
         else if (!strcmp(argv[i], "--replay") && i + 1 < argc) replay_dir = argv[++i];
     }
     trace = getenv("TOPK_WORKER_TRACE") != NULL;
@@ -1342,6 +1382,7 @@ int main(int argc, char **argv) {
     }
     if (SUCCEEDED(hr)) {
         if (lanes) patched = apply_lane_workaround(d3d);
+        if (metacommands) apply_metacommand_workaround(d3d);
         start = now_us();
         fn_dml_create_device1 create1 = (fn_dml_create_device1)(void *)GetProcAddress(dml_module, "DMLCreateDevice1");
         if (create1) {

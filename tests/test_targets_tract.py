@@ -1,0 +1,181 @@
+"""The `tract` target: exact results against the reference, tract's own refusals as Rejected,
+the shipped known list, the cases the adapter keeps from tract (an out-of-range axis aborts the
+process), and repro programs in tract's own API that run.
+
+Nothing here hands tract a sequence holding NaN in this process: a long one aborts it (the
+repro tests below show that bug in a child process)."""
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("tract")
+from topkspec import reference_topk  # noqa: E402
+from topkspec.fuzz import Failure, RunResult  # noqa: E402
+from topkspec.known import load_known  # noqa: E402
+from topkspec.properties import failures  # noqa: E402
+from topkspec.properties.failures import Violation  # noqa: E402
+from topkspec.report import write_report  # noqa: E402
+from topkspec.spec import Case, dtypes  # noqa: E402
+from topkspec.targets.base import Rejected  # noqa: E402
+from topkspec.targets.tract_target import TractTarget  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def target():
+    made = TractTarget()
+    ok, reason = made.available()
+    if not ok:
+        pytest.skip(reason)
+    yield made
+    made.close()
+
+
+def check_exact(target, case, x):
+    """The target's result equals the reference bit for bit, with int64 indices."""
+    assert target.supports(case) is None, target.supports(case)
+    values, indices = target.run(case, x)
+    want_values, want_indices = reference_topk(x, axis=case.norm_axis, k=case.k,
+                                               largest=case.largest if case.op != "TOP_K" else True)
+    assert values.dtype == want_values.dtype, f"values dtype: expected {want_values.dtype}, got {values.dtype}"
+    assert indices.dtype == np.int64, f"indices dtype: expected int64, got {indices.dtype}"
+    bits = f"u{want_values.dtype.itemsize}"
+    assert np.array_equal(values.view(bits), want_values.view(bits)), \
+        f"values: expected {want_values.tolist()}, got {values.tolist()}"
+    assert np.array_equal(indices, want_indices), f"indices: expected {want_indices.tolist()}, got {indices.tolist()}"
+
+
+TIES = np.array([[1, -0.0, 0.0, 1, 2, 0.0], [5, 5, 5, -1, 5, 5]], dtype=np.float32)
+
+
+@pytest.mark.parametrize("largest", [True, False])
+def test_ties_and_signed_zeros_come_in_index_order(target, largest):
+    check_exact(target, Case("onnx:24", "TopK", "float32", (2, 6), -1, 5, largest=largest, index_dtype="int64"),
+                TIES)
+
+
+@pytest.mark.parametrize("largest", [True, False])
+def test_a_non_last_axis(target, largest):
+    x = np.random.default_rng(3).integers(-4, 4, size=(5, 3, 4)).astype(np.float64)
+    check_exact(target, Case("onnx:24", "TopK", "float64", (5, 3, 4), 0, 3, largest=largest, index_dtype="int64"), x)
+    check_exact(target, Case("onnx:11", "TopK", "float64", (5, 3, 4), -2, 2, largest=largest, index_dtype="int64"), x)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "int8", "int64", "uint16", "uint64"])
+def test_extremes_of_each_kind_of_type(target, dtype):
+    if dtypes.is_float(dtype):
+        x = np.array([np.inf, -np.inf, 0.5, -2.0, 65504.0, 0.0], dtype=dtype)
+    else:
+        info = np.iinfo(dtype)
+        x = np.array([info.max, info.min, 0, 1, info.max - 1, info.min + 1], dtype=dtype)
+    for largest in (True, False):
+        check_exact(target, Case("onnx:24", "TopK", dtype, (6,), 0, 6, largest=largest, index_dtype="int64"), x)
+
+
+def test_sorted_0_comes_back_sorted_and_directml_cases_run_lowered(target):
+    x = np.array([[3, 1, 3, 2], [0, 7, 7, 1]], dtype=np.int32)
+    check_exact(target, Case("onnx:11", "TopK", "int32", (2, 4), 1, 3, sorted=False, index_dtype="int64"), x)
+    check_exact(target, Case("dml:5.0", "TOP_K1", "int32", (2, 4), 1, 2, largest=False, index_dtype="int64"), x)
+    check_exact(target, Case("dml:3.1", "TOP_K", "int32", (2, 4), 1, 2, largest=False, index_dtype="int64"), x)
+
+
+def test_newest_opset_it_loads_is_its_profile(target):
+    assert target.default_profile == "onnx:24"
+    assert target.version().startswith("tract 0.") and target.version().endswith("(CPU)")
+
+
+def test_tracts_own_refusal_is_rejected(target):
+    case = Case("onnx:24", "TopK", "float32", (3,), 0, -1, index_dtype="int64")
+    with pytest.raises(Rejected, match="tract: TractError"):
+        target.run(case, np.array([3, 1, 2], dtype=np.float32))
+
+
+def test_what_tract_cannot_hold_or_survive_is_unsupported(target):
+    bf16 = Case("onnx:24", "TopK", "bfloat16", (3,), 0, 1, index_dtype="int64")
+    assert "no bfloat16" in target.supports(bf16)
+    for axis in (1, -2):  # tract would abort the process: never handed over
+        case = Case("onnx:24", "TopK", "float32", (3,), axis, 1, index_dtype="int64")
+        assert "aborts" in target.supports(case)
+        with pytest.raises(Rejected, match="not run"):
+            target.run(case, np.array([3, 1, 2], dtype=np.float32))
+
+
+def test_it_does_not_validate_k(target):
+    """validates = False: K above the axis size comes back padded with zeros, K = 0 empty."""
+    case = Case("onnx:24", "TopK", "float32", (3,), 0, 5, index_dtype="int64")
+    values, indices = target.run(case, np.array([3, 1, 2], dtype=np.float32))
+    assert values.tolist() == [3, 2, 1, 0, 0] and indices.tolist() == [0, 2, 1, 0, 0], (values, indices)
+    values, _ = target.run(case.with_(k=0), np.array([3, 1, 2], dtype=np.float32))
+    assert values.shape == (0,)
+    assert not TractTarget.validates
+
+
+# Each shipped known entry, by (rule, profile), and a check that its deviation is real.
+def _topk1_refused(target):
+    case = Case("onnx:1", "TopK", "float32", (3,), 0, 1, index_dtype="int64")
+    with pytest.raises(Rejected, match="Wrong input number"):
+        target.supports(case)
+    with pytest.raises(Rejected, match="Wrong input number"):
+        target.run(case, np.array([3, 1, 2], dtype=np.float32))
+
+
+KNOWN_CHECKS = {("out.valid_accepted", "onnx:1"): _topk1_refused}
+
+
+def test_every_known_entry_is_real(target):
+    entries = load_known(None, "tract")
+    assert entries, "tract ships a known list"
+    for entry in entries:
+        assert entry.reason and entry.url.startswith("https://"), entry
+        check = KNOWN_CHECKS.get((entry.rule, entry.profile))
+        assert check, f"no test shows {entry.describe()}"
+        check(target)
+
+
+# -- repro programs ------------------------------------------------------------------------------
+
+IMPORTS_TOPKSPEC = re.compile(r"^\s*(import|from) topkspec", re.MULTILINE)
+
+
+def repro(tmp_path, case, x, *, rule="out.exact", failure_class=failures.WRONG_RESULT, name="r"):
+    """Writes the report of a recorded failure and runs its repro.py: (exit code, output, source)."""
+    violation = Violation(rule, f"{rule}: recorded", failure_class=failure_class, expected="e", actual="a")
+    failure = Failure(target="tract", group="valid", violation=violation, case=case, x=x, calls=[(case, x)],
+                      outputs=[None])
+    result = RunResult(target="tract", version="test", profile=case.profile, settings_profile="ci", seed=0,
+                       max_examples=10)
+    folder = write_report(failure, result, str(tmp_path / name), target_spec="tract")
+    with open(os.path.join(folder, "repro.py")) as handle:
+        source = handle.read()
+    assert not IMPORTS_TOPKSPEC.search(source), source
+    assert len(source.splitlines()) < 60, f"repro.py has {len(source.splitlines())} lines"
+    done = subprocess.run([sys.executable, os.path.join(folder, "repro.py")], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "RUST_BACKTRACE": "0"})
+    return done.returncode, done.stdout + done.stderr, source
+
+
+def test_repro_passes_where_tract_is_right(tmp_path):
+    case = Case("onnx:24", "TopK", "float32", (2, 6), 1, 4, largest=False, index_dtype="int64")
+    code, output, source = repro(tmp_path, case, TIES)
+    assert "tract.onnx().load(path).into_model().into_runnable()" in source, source
+    assert code == 0, f"tract is right here: expected exit 0, got {code}\n{output}"
+
+
+def test_repro_shows_the_nan_order_bug(tmp_path):
+    """x = [1, nan, 3], K = 1: the answer is NaN or 3 whatever NaN's place; tract returns 1."""
+    case = Case("onnx:24", "TopK", "float32", (3,), 0, 1, index_dtype="int64")
+    code, output, _ = repro(tmp_path, case, np.array([1, np.nan, 3], dtype=np.float32), rule="out.nan.unspecified")
+    assert code == 1, f"expected exit 1 (the bug), got {code}: if tract now gets it right, update the report\n{output}"
+    assert "expected the non-NaN values [3.0]" in output, output
+
+
+def test_repro_shows_the_nan_abort(tmp_path):
+    """21 values holding one NaN: Rust's sort panics on the comparator, the process aborts."""
+    x = np.arange(21, dtype=np.float32)
+    x[5] = np.nan
+    case = Case("onnx:24", "TopK", "float32", (21,), 0, 1, index_dtype="int64")
+    code, output, _ = repro(tmp_path, case, x, rule="out.valid_accepted", failure_class=failures.CRASH)
+    assert code == 1 and "the process died" in output, f"expected the crash (exit 1), got {code}\n{output}"

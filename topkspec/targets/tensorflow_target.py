@@ -1,0 +1,236 @@
+"""The `tensorflow` target: TensorFlow's own tf.math.top_k (the TopKV2 kernel) on the CPU.
+
+tf.math.top_k works on the last axis only, selects the largest only, and has `sorted`
+and `index_type` (int64 here, so the indices are TensorFlow's own ONNX-typed indices).
+One tf.function per signature (value type, rank, axis, sorted), traced once with an
+input_signature of dynamic dimensions and K as a scalar int64 tensor, so a campaign does not
+retrace per shape or K. Inside it TensorFlow moves the axis itself
+(tf.experimental.numpy.moveaxis, which also refuses an axis out of range), calls top_k and
+moves the axis back. ONNX sorted=0 passes through as sorted=False; DirectML cases run sorted.
+
+The smallest K is the largest K of an exact order-reversing key, computed with numpy by the
+adapter (as the jax target does), with the values then gathered from the input by the
+indices TensorFlow returns, so they are the input's own bits. Negating is not such a key: it
+overflows the minimum of a signed type, wraps unsigned types, and on the CPU TensorFlow
+flushes subnormals to zero in float comparisons. So:
+- integers: bitwise not (~x == -x - 1 for signed, max - x for unsigned), same type;
+- floats (float16, bfloat16, float32, float64): the bits as a signed integer of the same
+  width, made monotonic in the value, with both zeros mapped to 0 (they stay tied) and every
+  NaN to the integer maximum, then bitwise not; top_k then runs on that integer type.
+So the smallest form of a float type exercises TensorFlow's integer kernel of its width,
+and NaN comes last in it, as the reference has it. Every value type has an exact key: no
+case is unsupported.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from topkspec.spec import dtypes
+from topkspec.targets.base import AdapterError, Rejected, Target, describe_error, selects_largest
+
+DISTRIBUTIONS = ("tensorflow-cpu", "tensorflow", "tensorflow-intel", "tf-nightly-cpu", "tf-nightly")
+
+
+def smallest_key(x: np.ndarray) -> np.ndarray:
+    """A key whose largest entries are the smallest entries of `x` (see the module text)."""
+    x = np.ascontiguousarray(x)
+    if x.dtype.kind in "iu":
+        return ~x
+    signed = np.dtype(f"int{x.dtype.itemsize * 8}")
+    top = np.iinfo(signed).max
+    bits = x.view(signed)
+    magnitude = bits & top
+    infinity = np.array(np.inf, dtype=x.dtype).view(signed)
+    monotonic = np.where(bits < 0, bits ^ top, bits)
+    monotonic = np.where(magnitude == 0, np.zeros_like(monotonic), monotonic)  # -0.0 ties +0.0
+    monotonic = np.where(magnitude > infinity, np.full_like(monotonic, top), monotonic)  # NaN on top
+    return ~monotonic
+
+
+def _tf():
+    """tensorflow, imported on first use (quiet: its C++ INFO lines are noise in a run)."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    import tensorflow as tf
+
+    return tf
+
+
+def distribution() -> tuple[str, str]:
+    """(distribution, version) of the installed TensorFlow."""
+    from importlib import metadata
+
+    for name in DISTRIBUTIONS:
+        try:
+            return name, metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return "tensorflow", "?"
+
+
+def _adapter_step(step, what: str):
+    try:
+        return step()
+    except Exception as exc:
+        raise AdapterError(f"tensorflow adapter, {what}: {describe_error(exc)}") from exc
+
+
+class TensorFlowTarget(Target):
+    name = "tensorflow"
+    # tf.math.top_k has `sorted`, the axis is moved, the direction is the adapter's exact key,
+    # and it has every ONNX TopK-24 value type (bfloat16 included): judged as TopK-24.
+    default_profile = "onnx:24"
+    index_dtype = "int64"  # index_type=tf.int64
+    native = True
+    validates = True  # refuses K above the axis size and an axis out of range (accepts K=0)
+    validates_tables = ()
+    support_fields = ("dtype", "op", "largest")
+
+    def __init__(self):
+        self._functions: dict = {}
+        self._support: dict = {}
+
+    def version(self) -> str:
+        # Imports TensorFlow (seconds): a worker asks for the version as it starts, with time
+        # for it, so its first call does not spend its time limit importing.
+        try:
+            tf = _tf()
+        except ImportError:
+            return "not installed"
+        name = distribution()[0]
+        return f"{name} {tf.__version__} (CPU)"
+
+    def available(self):
+        try:
+            _tf()
+        except ImportError as exc:
+            return False, f"the tensorflow-cpu package (pip install tensorflow-cpu): {exc}"
+        return True, ""
+
+    def _function(self, key_dtype: str, rank: int, axis: int, sorted_: bool):
+        """The traced tf.function for a signature: (x, k) -> (values, indices) along `axis`."""
+        signature = (key_dtype, rank, axis, sorted_)
+        if signature not in self._functions:
+            tf = _tf()
+            tnp = tf.experimental.numpy
+            dtype = tf.as_dtype(dtypes.numpy_dtype(key_dtype))
+
+            @tf.function(input_signature=[tf.TensorSpec([None] * rank, dtype), tf.TensorSpec([], tf.int64)],
+                         autograph=False)
+            def top_k(x, k):
+                values, indices = tf.math.top_k(tnp.moveaxis(x, axis, -1), k, sorted=sorted_,
+                                                index_type=tf.int64)
+                return tnp.moveaxis(values, -1, axis), tnp.moveaxis(indices, -1, axis)
+
+            self._functions[signature] = top_k
+        return self._functions[signature]
+
+    def _call(self, key: np.ndarray, k: int, axis: int, sorted_: bool):
+        """TensorFlow's own part: trace (once) and run the function; a refusal is Rejected."""
+        function = self._function(dtypes.name_of(key.dtype), key.ndim, axis, sorted_)
+        try:
+            values, indices = function(key, np.int64(k))
+            return values.numpy(), indices.numpy()
+        except Exception as exc:  # TensorFlow refused the call (K above the size, the axis)
+            raise Rejected(f"tensorflow: {type(exc).__name__}: {exc}") from exc
+
+    def supports(self, case):
+        """Every value type has a tf.math.top_k kernel in TensorFlow 2.21 and an exact key.
+        Still probed once per (type, direction) with a tiny known-good call of the type that
+        reaches top_k (the key's type for the smallest form): a refusal is Rejected, a valid
+        descriptor rejected unless declared known."""
+        largest = selects_largest(case)
+        signature = (case.dtype, largest)
+        if signature not in self._support:
+            probe = np.arange(3).astype(dtypes.numpy_dtype(case.dtype))
+            key = probe if largest else _adapter_step(lambda: smallest_key(probe), "the smallest-K key")
+            try:
+                self._call(key, 1, 0, True)
+                self._support[signature] = None
+            except Rejected as exc:
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+                self._support[signature] = (f"tf.math.top_k has no CPU kernel for {dtypes.name_of(key.dtype)}"
+                                            f"{'' if largest else f' (the smallest-K key of {case.dtype})'}: "
+                                            f"{first}")
+        if self._support[signature]:
+            raise Rejected(self._support[signature])
+        return None
+
+    def run(self, case, x):
+        x = np.ascontiguousarray(x)
+        largest = selects_largest(case)
+        sorted_ = bool(case.sorted) if case.family == "onnx" else True
+        key = x if largest else _adapter_step(lambda: smallest_key(x), "the smallest-K key")
+        values, indices = self._call(key, int(case.k), int(case.axis), sorted_)
+        if not largest:  # the input's own elements at the indices, not the key's
+            values = _adapter_step(lambda: np.take_along_axis(x, indices, axis=case.norm_axis),
+                                   "gathering the smallest values")
+        return values, indices
+
+    def close(self):
+        self._functions.clear()
+
+
+# -- the repro writer -----------------------------------------------------------------------------
+
+TEMPLATE = Path(__file__).resolve().parent / "templates" / "tensorflow.tmpl"
+
+_KEY_FUNCTION = '''
+
+def smallest_first(x):
+    """The run's exact order-reversing key: the smallest K of x are the largest K of the key."""
+    signed = np.dtype(f"int{x.dtype.itemsize * 8}")
+    top = np.iinfo(signed).max
+    bits = x.view(signed)
+    key = np.where(bits < 0, bits ^ top, bits)
+    key = np.where((bits & top) == 0, np.zeros_like(key), key)  # -0.0 ties +0.0
+    inf = np.array(np.inf, dtype=x.dtype).view(signed)
+    return ~np.where((bits & top) > inf, np.full_like(key, top), key)  # NaN last
+'''
+
+_INTEGER_KEY_FUNCTION = '''
+
+def smallest_first(x):
+    """The run's exact order-reversing key: bitwise not (-x - 1, or max - x unsigned)."""
+    return ~x
+'''
+
+
+def fill(target, case, _spec=None) -> dict:
+    largest = selects_largest(case)
+    integer = dtypes.numpy_dtype(case.dtype).kind in "iu"
+    key_function = ""
+    if not largest and integer:
+        key_function = _INTEGER_KEY_FUNCTION
+    elif not largest:
+        key_function = _KEY_FUNCTION
+    return {"key_function": key_function,
+            "key": "x" if largest else "smallest_first(x)",
+            "sorted": bool(case.sorted) if case.family == "onnx" else True,
+            "values": "values.numpy()" if largest else
+                      "np.take_along_axis(x, indices, axis=axis)"}  # the input's own elements
+
+
+def stack(target, case, _spec=None):
+    from topkspec.report.writers import Stack, versions
+
+    how = ("tf.math.top_k on the input" if selects_largest(case) else
+           "tf.math.top_k on an exact order-reversing integer key (numpy), values gathered from the input by index")
+    return Stack("TensorFlow", "tf.math.top_k", "CPU", versions(*DISTRIBUTIONS, "numpy"),
+                 (how + "; in a tf.function of dynamic shape, K an int64 tensor, index_type=tf.int64, "
+                        "the axis moved with tf.experimental.numpy.moveaxis",))
+
+
+def register() -> None:
+    """Registers the writer with topkspec's reports (no-op when the suite has none)."""
+    try:
+        from topkspec.report.writers import ReproWriter, register_repro_writer
+    except ImportError:
+        return
+    register_repro_writer("tensorflow", ReproWriter(template=TEMPLATE, needs="numpy and tensorflow", fill=fill,
+                                                    stack=stack), target_class=TensorFlowTarget)
+
+
+register()

@@ -1,0 +1,256 @@
+"""The `tract` target: Sonos's tract, a Rust ONNX runtime, through its Python bindings, on the CPU.
+
+Each signature (opset, value type, rank, axis, direction, sorted) gets one ONNX model from
+topkspec.targets.onnx_builder: one TopK node with symbolic input dimensions and K as a
+graph input (at opset 1, K is the node's attribute, so the model is per K too). tract's
+Python API loads ONNX from a file only, so the model is written to a temporary folder,
+loaded with `tract.onnx().load(path)` (the folder is then removed), typed and decluttered
+by `into_model()` and optimized for the default CPU runtime by `into_runnable()`; the
+runnable is cached and run with `[x, K]`. No input fact is set: tract runs TopK on
+symbolic dimensions. DirectML cases run lowered to TopK-11 (rules lower.*), with int64
+indices.
+
+What tract does, read in its source (onnx/src/ops/array/topk.rs, core/src/ops/array/topk.rs)
+and measured with tract 0.23.9:
+
+- Its ONNX TopK reads K from the second input only, so TopK-1 (K as the attribute `k`) fails
+  to load ("Wrong input number"): a refusal of a valid descriptor, declared in the shipped
+  known list (tract's own ONNX test manifest runs test_top_k only from opset 10).
+- It ignores `sorted` and always returns sorted output, a valid answer to sorted=0.
+- A stable sort keeps tied values (-0.0 and +0.0 too) in ascending index order.
+- It checks neither K nor the axis, so the target does not validate: K above the axis size
+  returns the extra places filled with zeros, K = 0 returns empty outputs.
+- An axis outside [-rank, rank-1] makes it panic while typing the model, and a panic cannot
+  unwind through its C API: the process aborts. The adapter therefore never hands tract
+  such a case: supports() gives the reason and run() raises Rejected without calling it
+  (a direct caller, such as a test in the suite's own process, would die otherwise).
+- Its comparator (`partial_cmp().unwrap_or(Less)`) is no order with NaN: with NaN in a
+  sequence it returns the wrong non-NaN values ([1, NaN, 3], K = 1, largest gives 1), and
+  over longer sequences (21 elements can do) Rust's sort detects the broken order and panics,
+  which aborts the process (a crash, in the worker).
+
+Types: every ONNX TopK type tract has (float16/32/64, int8-64, uint8-64). tract has no
+bfloat16 type at all (its DatumType, and the Python bindings' Tensor.from_numpy), so
+bfloat16 is unsupported.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from topkspec.spec import dtypes
+from topkspec.targets.base import Rejected, Target
+from topkspec.targets.onnx_builder import OnnxTopK, build_topk_model, onnx_form
+
+NEEDS = "the tract package (pip install tract)"
+NO_BFLOAT16 = ("tract has no bfloat16 type: its DatumType has F16, F32 and F64 only, and "
+               "tract.Tensor.from_numpy reads no bfloat16 array")
+AXIS_ABORTS = ("tract aborts the whole process on a TopK axis outside [-rank, rank-1] (a Rust panic, index out "
+               "of bounds while typing the model, cannot unwind through its C API), so the adapter does not hand "
+               "it such a case")
+# The value types tract can hold (tract.DatumType), by topkspec's names.
+TRACT_TYPES = ("float16", "float32", "float64", "int8", "int16", "int32", "int64",
+               "uint8", "uint16", "uint32", "uint64")
+
+
+def error_text(exc: BaseException) -> str:
+    """tract's message on one line, without the stack backtrace anyhow appends to it when
+    RUST_BACKTRACE is set."""
+    text = str(exc).split("Stack backtrace:")[0]
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return " | ".join(lines) or type(exc).__name__
+
+
+def axis_in_range(case) -> bool:
+    return -case.rank <= case.axis < case.rank
+
+
+class TractTarget(Target):
+    name = "tract"
+    index_dtype = "int64"  # ONNX TopK's I, what tract returns
+    native = True  # a panic inside tract aborts the process
+    validates = False  # K above the axis size is accepted (zero-filled), an out-of-range axis aborts
+    validates_tables = ()
+    # supports() looks at the opset (from the profile), the operator, the value type and
+    # whether the axis is in range
+    support_fields = ("profile", "op", "dtype", "rank", "axis")
+
+    def __init__(self):
+        self._runnables: dict = {}  # (form, K or None) -> Runnable, or the exception building it raised
+        self._probes: dict = {}  # (opset, dtype) -> None (it runs) or why not
+        self._native_profile = None
+        self.runnables_built = 0
+
+    def version(self) -> str:
+        try:
+            import tract
+        except ImportError:
+            return "not installed"
+        return f"tract {tract.version()} (CPU)"
+
+    def available(self):
+        try:
+            import tract
+        except ImportError as exc:
+            return False, f"{NEEDS}: {exc}"
+        try:
+            tract.version()
+        except Exception as exc:  # the native library is there but does not answer
+            return False, f"{NEEDS}: tract.version() failed: {type(exc).__name__}: {exc}"
+        return True, ""
+
+    @property
+    def default_profile(self) -> str:
+        """The newest ONNX TopK version tract loads and runs (float32, the one type every
+        version has); onnx:24 when it cannot be asked."""
+        if self._native_profile is None:
+            self._native_profile = "onnx:24"
+            if self.available()[0]:
+                for opset in (24, 11, 10, 1):
+                    if self.probe(opset, "float32") is None:
+                        self._native_profile = f"onnx:{opset}"
+                        break
+        return self._native_profile
+
+    # -- models ----------------------------------------------------------------------------
+
+    def _runnable(self, form: OnnxTopK, k: int):
+        """The cached runnable for this form (and K at opset 1). A model tract refused to load,
+        type or optimize is cached as its exception and raised again as Rejected; writing the
+        model file is the adapter's own code, outside that."""
+        import tempfile
+
+        key = (form, k if form.opset < 10 else None)
+        if key not in self._runnables:
+            model = build_topk_model(form, k=k if form.opset < 10 else None)
+            with tempfile.TemporaryDirectory(prefix="topkspec-tract-") as folder:  # tract loads files only
+                path = os.path.join(folder, "topk.onnx")
+                with open(path, "wb") as handle:
+                    handle.write(model.SerializeToString())
+                try:
+                    import tract
+
+                    self._runnables[key] = tract.onnx().load(path).into_model().into_runnable()
+                    self.runnables_built += 1
+                except Exception as exc:  # tract refused the model
+                    self._runnables[key] = exc
+        runnable = self._runnables[key]
+        if isinstance(runnable, Exception):
+            raise Rejected(f"tract: {type(runnable).__name__}: {error_text(runnable)}") from runnable
+        return runnable
+
+    @staticmethod
+    def _inputs(form: OnnxTopK, x, k: int) -> list:
+        inputs = [np.ascontiguousarray(x)]
+        if form.opset >= 10:
+            inputs.append(np.array([k], dtype=np.int64))
+        return inputs
+
+    def probe(self, opset: int, dtype: str) -> str | None:
+        """None when tract loads and runs a tiny known-good TopK of `opset` on `dtype` (three
+        elements, K = 1), else why not, in tract's words. Asked once per (opset, dtype); only
+        tract's own refusal is an answer."""
+        key = (opset, dtype)
+        if key not in self._probes:
+            form = OnnxTopK(opset, dtype, 1, -1, True, True)
+            inputs = self._inputs(form, np.arange(3).astype(dtypes.numpy_dtype(dtype)), 1)
+            try:
+                self._runnable(form, 1).run(inputs)
+                self._probes[key] = None
+            except Exception as exc:  # the model was refused, or the run failed: tract's
+                cause = exc.__cause__ if isinstance(exc, Rejected) and exc.__cause__ else exc
+                self._probes[key] = (f"tract cannot run a known-good TopK-{opset} on {dtype} (3 elements, K=1): "
+                                     f"{type(cause).__name__}: {error_text(cause)}")
+        return self._probes[key]
+
+    # -- the Target interface ----------------------------------------------------------------
+
+    def supports(self, case):
+        """bfloat16 has no tract type; an out-of-range axis would abort the process. Otherwise
+        decided by probing: a value type the opset allows is supported when the tiny probe of
+        that signature runs, and refused for good (Rejected: a valid descriptor rejected,
+        a finding unless declared known) when tract refuses the probe. A value type outside
+        the opset's T is not probed: refusing it is the runtime's job."""
+        if case.dtype not in TRACT_TYPES:
+            return NO_BFLOAT16 if case.dtype == "bfloat16" else f"tract has no {case.dtype} type"
+        if not axis_in_range(case):
+            return AXIS_ABORTS
+        from topkspec import spec
+
+        form = onnx_form(case)
+        if case.dtype not in spec.value_types(f"onnx:{form.opset}", "TopK"):
+            return None
+        refused = self.probe(form.opset, case.dtype)
+        if refused:
+            raise Rejected(refused)
+        return None
+
+    def run(self, case, x):
+        if not axis_in_range(case):  # tract would abort the process: see the module's text
+            raise Rejected(f"tract: not run: {AXIS_ABORTS}")
+        form = onnx_form(case)
+        inputs = self._inputs(form, x, int(case.k))
+        runnable = self._runnable(form, int(case.k))  # Rejected when tract refuses the model
+        try:
+            values, indices = runnable.run(inputs)
+            values, indices = values.to_numpy(), indices.to_numpy()
+        except Exception as exc:  # tract refused the call
+            raise Rejected(f"tract: {type(exc).__name__}: {error_text(exc)}") from exc
+        return values, indices
+
+    def close(self):
+        self._runnables.clear()
+        self._probes.clear()
+
+
+# -- the repro writer ----------------------------------------------------------------------------
+
+def _fill(target, case, _spec=None) -> dict:
+    from onnx import TensorProto
+
+    from topkspec.targets.onnx_builder import ir_version_for
+
+    form = onnx_form(case)
+    attributes = ["axis=axis"]
+    if form.opset >= 11:
+        attributes += [f"largest={int(form.largest)}", f"sorted={int(form.sorted)}"]
+    if form.opset < 10:
+        attributes.append("k=k")
+        k_lines, node_inputs = "    # k is the node's attribute at opset 1", '["X"]'
+    else:
+        k_lines = ('    inputs.append(helper.make_tensor_value_info("K", TensorProto.INT64, [1]))\n'
+                   '    feeds.append(np.array([k], dtype=np.int64))')
+        node_inputs = '["X", "K"]'
+    return {"opset": form.opset, "elem": TensorProto.DataType.Name(dtypes.ONNX_ELEM_TYPES[form.dtype]),
+            "k_lines": k_lines, "node_inputs": node_inputs, "attributes": ", ".join(attributes),
+            "ir_version": ir_version_for(form.opset)}
+
+
+def _stack(target, case, _spec=None):
+    from topkspec.report.writers import Stack, operator_label, versions
+
+    form = onnx_form(case)
+    k_how = "K as the node's attribute" if form.opset < 10 else "K as a graph input"
+    details = ["tract.onnx().load(model file) -> into_model() (typed, decluttered) -> into_runnable() "
+               "(optimized for the default CPU runtime) -> run([x, K]); no input facts set",
+               f"one TopK-{form.opset} node, symbolic input dimensions, {k_how}"]
+    if case.family == "dml":
+        details.append(f"the {operator_label(case)} case runs lowered to ONNX TopK-{form.opset}")
+    return Stack("tract", f"TopK-{form.opset}", "CPU", versions("tract", "onnx"), tuple(details))
+
+
+def register() -> None:
+    """Registers the writer with topkspec's reports."""
+    from pathlib import Path
+
+    try:
+        from topkspec.report.writers import ReproWriter, register_repro_writer
+    except ImportError:
+        return
+    register_repro_writer("tract", ReproWriter(template=Path(__file__).parent / "templates" / "tract.tmpl",
+                                               needs="numpy, onnx and tract", fill=_fill, stack=_stack),
+                          target_class=TractTarget)
+
+
+register()
