@@ -38,25 +38,10 @@ from pathlib import Path
 import numpy as np
 
 from topkspec.spec import dtypes
-from topkspec.targets.base import AdapterError, Rejected, Target, describe_error, selects_largest
+from topkspec.targets.base import Rejected, Target, selects_largest
+from topkspec.targets.order_key import adapter_step, key_source, smallest_key
 
 BACKEND = "numpy"
-
-
-def smallest_key(x: np.ndarray) -> np.ndarray:
-    """A key whose largest entries are the smallest entries of `x` (see the module text)."""
-    x = np.ascontiguousarray(x)
-    if x.dtype.kind in "iu":
-        return ~x
-    signed = np.dtype(f"int{x.dtype.itemsize * 8}")
-    top = np.iinfo(signed).max
-    bits = x.view(signed)
-    magnitude = bits & top
-    infinity = np.array(np.inf, dtype=x.dtype).view(signed)
-    monotonic = np.where(bits < 0, bits ^ top, bits)
-    monotonic = np.where(magnitude == 0, np.zeros_like(monotonic), monotonic)  # -0.0 ties +0.0
-    monotonic = np.where(magnitude > infinity, np.full_like(monotonic, top), monotonic)  # NaN on top
-    return ~monotonic
 
 
 def _keras():
@@ -89,10 +74,7 @@ def _ops(keras):
 
 
 def _adapter_step(step, what: str):
-    try:
-        return step()
-    except Exception as exc:
-        raise AdapterError(f"keras-numpy adapter, {what}: {describe_error(exc)}") from exc
+    return adapter_step(step, f"keras-numpy adapter, {what}")
 
 
 def keras_top_k(keras, key: np.ndarray, *, k: int, axis: int, sorted_: bool):
@@ -191,31 +173,10 @@ class KerasNumpyTarget(Target):
 
 TEMPLATE = Path(__file__).resolve().parent / "templates" / "keras-numpy.tmpl"
 
-_FLOAT_KEY = '''
-
-def smallest_first(x):
-    """The run's exact order-reversing key: the smallest K of x are the largest K of the key."""
-    signed = np.dtype(f"int{x.dtype.itemsize * 8}")
-    top = np.iinfo(signed).max
-    bits = x.view(signed)
-    key = np.where(bits < 0, bits ^ top, bits)
-    key = np.where((bits & top) == 0, np.zeros_like(key), key)  # -0.0 ties +0.0
-    inf = np.array(np.inf, dtype=x.dtype).view(signed)
-    return ~np.where((bits & top) > inf, np.full_like(key, top), key)  # NaN last
-'''
-
-_INTEGER_KEY = '''
-
-def smallest_first(x):
-    """The run's exact order-reversing key: the smallest K of x are the largest K of the key."""
-    return ~x  # integers: bitwise not reverses the order
-'''
-
-
 def fill(target, case, _spec=None) -> dict:
     largest = selects_largest(case)
     integer = dtypes.numpy_dtype(case.dtype).kind in "iu"
-    return {"key_function": "" if largest else _INTEGER_KEY if integer else _FLOAT_KEY,
+    return {"key_function": "" if largest else key_source(integer),
             "key": "x" if largest else "smallest_first(x)",
             "sorted": bool(case.sorted) if case.family == "onnx" else True,
             "values": "ops.convert_to_numpy(values)" if largest else
