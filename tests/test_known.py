@@ -118,3 +118,23 @@ def test_validate_against_gives_a_crash_a_hang_and_an_adapter_error_verdicts_of_
     assert broken[0]["outcome"] == "adapter error" and "no_such_attribute" in broken[0]["detail"], broken
     _, refused = _validate_against(f"{PLANTED}:CORRECT", [_onnx([3], 4)], tmp_path, capsys)
     assert refused[0]["outcome"] == "refused" and refused[0]["accepted"] is False, refused
+
+
+def test_a_target_that_compiles_gets_the_time_limit_it_asks_for():
+    from topkspec.fuzz.resolve import resolve_target
+
+    notes = []
+    target = resolve_target(os.path.join(HERE, "plugins", "slow_compiler.py") + ":SlowCompiler",
+                            isolate=True, timeout=5.0, notes=notes)
+    try:
+        assert target.timeout == 42.0, target.timeout
+        assert any("up to 42 s" in note for note in notes), notes
+    finally:
+        target.close()
+    notes = []
+    target = resolve_target(os.path.join(HERE, "plugins", "slow_compiler.py") + ":SlowCompiler",
+                            isolate=True, timeout=90.0, notes=notes)
+    try:
+        assert target.timeout == 90.0 and not notes, (target.timeout, notes)
+    finally:
+        target.close()

@@ -21,6 +21,12 @@ def resolve_target(spec, *, isolate: bool | None, timeout: float, notes: list | 
     A target named by a string gets its worker started before its availability is checked
     here, and is returned without waiting for the worker: its first use waits."""
     target = get_target(spec)
+    needed = getattr(target, "min_timeout", 0) or 0
+    if timeout < needed:  # a compiler's first build of a shape is no hang
+        if notes is not None:
+            notes.append(f"{target.name}: calls may take up to {needed:g} s (it compiles per shape), "
+                         f"not the {timeout:g} s asked")
+        timeout = needed
     if not getattr(target, "computes", True):
         # A validator is asked through check_descriptor, which a worker process does not serve.
         if isolate and notes is not None:

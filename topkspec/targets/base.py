@@ -56,6 +56,9 @@ class Target:
     validates_tables: tuple = ()
     #: True when the target runs native code that may crash or hang (run it isolated).
     native: bool = False
+    #: The least time limit per call, in seconds, the target needs (a compiler's first build of
+    #: a shape): a run's --timeout below it is raised to it, so compiling is not called a hang.
+    min_timeout: float = 0.0
     #: The index type the target returns: None means `case.index_dtype`; "int64" means
     #: the target always returns int64 indices (ONNX-backed runtimes, rule lower.indices),
     #: and the runner judges it on `case.with_(index_dtype="int64")`.

@@ -57,6 +57,7 @@ class IreeTarget(Target):
     default_profile = "onnx:24"  # the newest TopK; IREE's importer lowers TopK from opset 11 on
     index_dtype = "int64"
     native = True
+    min_timeout = 30.0  # a first compile takes 1 to 2 s, several on a loaded machine
     # No: with K a graph input, a K above the axis size is clamped to it (Python slicing), and
     # an axis below -rank wraps around; only an axis >= rank fails to compile.
     validates = False

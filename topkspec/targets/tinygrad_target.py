@@ -113,6 +113,7 @@ class TinygradTarget(Target):
     index_dtype = None  # int32 from tinygrad, returned as the case's index type when they fit
     native = True
     validates = True  # refuses K above the size (ValueError) and an out-of-range dim (IndexError); accepts K=0
+    min_timeout = 60.0  # a new shape compiles for up to 20 s on a 2-core machine
     validates_tables = ()
     support_fields = ("dtype", "shape", "axis")  # the type, and whether the axis has one element
 
@@ -149,7 +150,7 @@ class TinygradTarget(Target):
 
     def supports(self, case):
         """Every canonical value type has a tinygrad dtype, so nothing is unexpressible. Each
-        type is probed once with a tiny TopK: a type tinygrad cannot compile or run (bfloat16
+        type is probed once (per kind of axis) with a tiny TopK: a type tinygrad cannot run (bfloat16
         with a clang older than 15, which lacks `__bf16` on x86) is refused (Rejected: a valid
         descriptor rejected, unless declared known). The probe has the case's kind of axis: a
         sequence of one element is returned without a sorting kernel (Tensor.sort returns it as
