@@ -262,17 +262,12 @@ class IreeTarget(Target):
 def _fill(target, case, _spec=None) -> dict:
     from onnx import TensorProto
 
-    from topkspec.targets.onnx_builder import ir_version_for
+    from topkspec.targets.onnx_builder import ir_version_for, repro_node_fields
 
-    form = onnx_form(case)
-    attributes = ["axis=axis"]
-    if form.opset >= 11:
-        attributes += [f"largest={int(form.largest)}", f"sorted={int(form.sorted)}"]
-    if form.opset < 10:
-        attributes.append("k=k")
+    form, attributes = repro_node_fields(case)
     return {"opset": form.opset, "ir_version": ir_version_for(form.opset),
             "elem": TensorProto.DataType.Name(dtypes.ONNX_ELEM_TYPES[form.dtype]),
-            "attributes": ", ".join(attributes), "driver": getattr(target, "driver", DRIVER),
+            "attributes": attributes, "driver": getattr(target, "driver", DRIVER),
             "node_inputs": '["X"]' if form.opset < 10 else '["X", "K"]',
             "k_input": "" if form.opset < 10 else ', helper.make_tensor_value_info("K", TensorProto.INT64, [1])',
             "k_arg": "" if form.opset < 10 else ", np.array([k], dtype=np.int64)",

@@ -87,3 +87,24 @@ def build_topk_model(form: OnnxTopK, *, k: int | None = None, k_as_input: bool =
     graph = helper.make_graph([node], "topk", graph_inputs, [values, indices], initializer=initializers)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", form.opset)],
                              ir_version=ir_version_for(form.opset), producer_name="topkspec")
+
+
+def newest_opset_profile(probe) -> str:
+    """The newest ONNX TopK version a runtime loads and runs, as a profile: `probe(opset,
+    "float32")` is None when it runs float32, the one type every version has; onnx:24 when none does."""
+    for opset in reversed(ONNX_TOPK_VERSIONS):
+        if probe(opset, "float32") is None:
+            return f"onnx:{opset}"
+    return "onnx:24"
+
+
+def repro_node_fields(case) -> tuple:
+    """(form, attributes) for a repro program's onnx.helper TopK node: the case's ONNX form and
+    the node's keyword arguments as source text ("axis=axis, largest=1, sorted=1", k=k at opset 1)."""
+    form = onnx_form(case)
+    attributes = ["axis=axis"]
+    if form.opset >= 11:
+        attributes += [f"largest={int(form.largest)}", f"sorted={int(form.sorted)}"]
+    if form.opset < 10:
+        attributes.append("k=k")
+    return form, ", ".join(attributes)

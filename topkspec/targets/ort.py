@@ -12,7 +12,7 @@ import numpy as np
 
 from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target
-from topkspec.targets.onnx_builder import OnnxTopK, build_topk_model, onnx_form
+from topkspec.targets.onnx_builder import OnnxTopK, build_topk_model, newest_opset_profile, onnx_form
 
 
 def session_options(provider: str):
@@ -95,12 +95,7 @@ class OnnxRuntimeTarget(Target):
         """The given native profile, else the newest ONNX TopK version this provider runs
         (float32, the one type every version has); onnx:24 when it cannot be asked."""
         if self._native_profile is None:
-            self._native_profile = "onnx:24"
-            if self.available()[0]:
-                for opset in (24, 11, 10, 1):
-                    if self.probe(opset, "float32") is None:
-                        self._native_profile = f"onnx:{opset}"
-                        break
+            self._native_profile = newest_opset_profile(self.probe) if self.available()[0] else "onnx:24"
         return self._native_profile
 
     def _key(self, form: OnnxTopK, k: int):

@@ -41,7 +41,7 @@ import numpy as np
 
 from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target
-from topkspec.targets.onnx_builder import OnnxTopK, build_topk_model, onnx_form
+from topkspec.targets.onnx_builder import OnnxTopK, build_topk_model, newest_opset_profile, onnx_form
 
 NEEDS = "the tract package (pip install tract)"
 NO_BFLOAT16 = ("tract has no bfloat16 type: its DatumType has F16, F32 and F64 only, and "
@@ -105,12 +105,7 @@ class TractTarget(Target):
         """The newest ONNX TopK version tract loads and runs (float32, the one type every
         version has); onnx:24 when it cannot be asked."""
         if self._native_profile is None:
-            self._native_profile = "onnx:24"
-            if self.available()[0]:
-                for opset in (24, 11, 10, 1):
-                    if self.probe(opset, "float32") is None:
-                        self._native_profile = f"onnx:{opset}"
-                        break
+            self._native_profile = newest_opset_profile(self.probe) if self.available()[0] else "onnx:24"
         return self._native_profile
 
     # -- models ----------------------------------------------------------------------------
@@ -209,21 +204,17 @@ class TractTarget(Target):
 def _fill(target, case, _spec=None) -> dict:
     from onnx import TensorProto
 
-    from topkspec.targets.onnx_builder import ir_version_for
+    from topkspec.targets.onnx_builder import ir_version_for, repro_node_fields
 
-    form = onnx_form(case)
-    attributes = ["axis=axis"]
-    if form.opset >= 11:
-        attributes += [f"largest={int(form.largest)}", f"sorted={int(form.sorted)}"]
+    form, attributes = repro_node_fields(case)
     if form.opset < 10:
-        attributes.append("k=k")
         k_lines, node_inputs = "    # k is the node's attribute at opset 1", '["X"]'
     else:
         k_lines = ('    inputs.append(helper.make_tensor_value_info("K", TensorProto.INT64, [1]))\n'
                    '    feeds.append(np.array([k], dtype=np.int64))')
         node_inputs = '["X", "K"]'
     return {"opset": form.opset, "elem": TensorProto.DataType.Name(dtypes.ONNX_ELEM_TYPES[form.dtype]),
-            "k_lines": k_lines, "node_inputs": node_inputs, "attributes": ", ".join(attributes),
+            "k_lines": k_lines, "node_inputs": node_inputs, "attributes": attributes,
             "ir_version": ir_version_for(form.opset)}
 
 
