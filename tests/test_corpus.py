@@ -172,8 +172,8 @@ def test_bad_corpus_options_are_bad_usage(tmp_path, capsys, args, message):
     assert message in err and "Traceback" not in err, err
 
 
-def test_directml_replays_the_dml_cases_as_stored(corpus):
-    from topkspec.corpus.replay import AS_STORED, replay
+def _directml():
+    """The directml target, or a skip (a failure under TOPKSPEC_REQUIRE_DIRECTML=1) saying why not."""
     from topkspec.targets.directml.target import DirectMLTarget
 
     target = DirectMLTarget()
@@ -183,6 +183,13 @@ def test_directml_replays_the_dml_cases_as_stored(corpus):
         if REQUIRED:
             pytest.fail(f"TOPKSPEC_REQUIRE_DIRECTML=1 but the directml target is unavailable: {why}")
         pytest.skip(f"the directml target is unavailable: {why}")
+    return target
+
+
+def test_directml_replays_the_dml_cases_as_stored(corpus):
+    from topkspec.corpus.replay import AS_STORED, replay
+
+    target = _directml()
     try:
         result = replay(target, str(corpus[0] / "dml"))
     finally:
@@ -196,15 +203,8 @@ def test_the_native_worker_reads_the_same_files_and_tells_a_wrong_expectation(co
     import shutil
 
     from topkspec.targets.directml.client import run_replay
-    from topkspec.targets.directml.target import DirectMLTarget
 
-    target = DirectMLTarget()
-    ok, why = target.available()
-    if not ok:
-        target.close()
-        if REQUIRED:
-            pytest.fail(f"TOPKSPEC_REQUIRE_DIRECTML=1 but the directml target is unavailable: {why}")
-        pytest.skip(f"the directml target is unavailable: {why}")
+    target = _directml()
     try:
         code, output = run_replay(target.stack, str(corpus[0] / "dml"))
         assert code == 0 and "0 not as stored" in output, output[-2000:]
