@@ -47,6 +47,7 @@ from topkspec.targets.iree_compile import (
     COMPILE_FLAGS, CompileRefused, _diagnostics, _first_line, cache_dir, compile_mlir, import_onnx, iree_version,
 )
 from topkspec.targets.onnx_builder import OnnxTopK, build_topk_model, onnx_form
+from topkspec.targets.repro_hook import register_writer
 
 DRIVER = "local-sync"
 NEEDS = "the iree-base-compiler and iree-base-runtime packages (pip install iree-base-compiler iree-base-runtime)"
@@ -291,17 +292,5 @@ def _stack(target, case, _spec=None):
                  versions("iree-base-compiler", "iree-base-runtime", "onnx"), tuple(details))
 
 
-def register() -> None:
-    """Registers the repro writer with topkspec's reports (no-op when the suite has none)."""
-    from pathlib import Path
-
-    try:
-        from topkspec.report.writers import ReproWriter, register_repro_writer
-    except ImportError:
-        return
-    register_repro_writer("iree", ReproWriter(template=Path(__file__).parent / "templates" / "iree.tmpl",
-                                              needs="numpy, onnx, iree-base-compiler and iree-base-runtime",
-                                              fill=_fill, stack=_stack), target_class=IreeTarget)
-
-
-register()
+register_writer("iree", IreeTarget, needs="numpy, onnx, iree-base-compiler and iree-base-runtime",
+                fill=_fill, stack=_stack)

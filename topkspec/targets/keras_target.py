@@ -33,13 +33,13 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 import numpy as np
 
 from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target, selects_largest
 from topkspec.targets.order_key import adapter_step, key_source, smallest_key
+from topkspec.targets.repro_hook import register_writer
 
 BACKEND = "numpy"
 
@@ -171,8 +171,6 @@ class KerasNumpyTarget(Target):
 
 # -- the repro writer -----------------------------------------------------------------------------
 
-TEMPLATE = Path(__file__).resolve().parent / "templates" / "keras-numpy.tmpl"
-
 def fill(target, case, _spec=None) -> dict:
     largest = selects_largest(case)
     integer = dtypes.numpy_dtype(case.dtype).kind in "iu"
@@ -194,14 +192,4 @@ def stack(target, case, _spec=None):
                         "KERAS_BACKEND=numpy (keras/src/backend/numpy/math.py top_k)",))
 
 
-def register() -> None:
-    """Registers the writer with topkspec's reports (no-op when the suite has none)."""
-    try:
-        from topkspec.report.writers import ReproWriter, register_repro_writer
-    except ImportError:
-        return
-    register_repro_writer("keras-numpy", ReproWriter(template=TEMPLATE, needs="numpy and keras", fill=fill,
-                                                     stack=stack), target_class=KerasNumpyTarget)
-
-
-register()
+register_writer("keras-numpy", KerasNumpyTarget, needs="numpy and keras", fill=fill, stack=stack)

@@ -43,6 +43,7 @@ import numpy as np
 
 from topkspec.spec import dtypes
 from topkspec.targets.base import AdapterError, Rejected, Target, describe_error, selects_largest
+from topkspec.targets.repro_hook import register_writer
 
 INT32 = np.iinfo(np.int32)
 # Value types a TFLite tensor can hold (its schema's TensorType); the converter or the
@@ -321,20 +322,6 @@ class LiteRtTarget(Target):
         self._probes.clear()
 
 
-def register() -> None:
-    """The repro writer for this target's bug reports (templates/litert.tmpl)."""
-    try:
-        from topkspec.report.writers import ReproWriter, register_repro_writer
-    except ImportError:
-        return
-    from pathlib import Path
-
-    register_repro_writer("litert", ReproWriter(template=Path(__file__).parent / "templates" / "litert.tmpl",
-                                                needs="numpy, tensorflow (its TFLite converter) and ai-edge-litert",
-                                                fill=_repro_fill, stack=_repro_stack),
-                          target_class=LiteRtTarget)
-
-
 def _repro_fill(target, case, _spec=None) -> dict:
     helpers, key, back = "", "moved", "values"
     if not selects_largest(case) and dtypes.numpy_dtype(case.dtype).kind == "f":
@@ -364,4 +351,5 @@ def _repro_stack(target, case, _spec=None):
     return Stack("LiteRT", "TOPK_V2", "CPU", versions("ai-edge-litert", "tensorflow", "tensorflow-cpu"), details)
 
 
-register()
+register_writer("litert", LiteRtTarget, needs="numpy, tensorflow (its TFLite converter) and ai-edge-litert",
+                fill=_repro_fill, stack=_repro_stack)

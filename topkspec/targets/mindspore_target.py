@@ -27,6 +27,7 @@ import numpy as np
 
 from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target, selects_largest
+from topkspec.targets.repro_hook import register_writer
 
 # The spec's value types and MindSpore's names for them (mindspore.<name>).
 MS_TYPES = {
@@ -196,17 +197,4 @@ def _stack(target, case, _spec=None):
     return Stack("MindSpore", "mindspore.ops.topk", "CPU", versions("mindspore", "numpy"), tuple(details))
 
 
-def register() -> None:
-    """Registers the repro writer with topkspec's reports (no-op when the suite has none)."""
-    from pathlib import Path
-
-    try:
-        from topkspec.report.writers import ReproWriter, register_repro_writer
-    except ImportError:
-        return
-    register_repro_writer("mindspore", ReproWriter(template=Path(__file__).parent / "templates" / "mindspore.tmpl",
-                                                   needs="numpy and mindspore", fill=_fill, stack=_stack),
-                          target_class=MindSporeTarget)
-
-
-register()
+register_writer("mindspore", MindSporeTarget, needs="numpy and mindspore", fill=_fill, stack=_stack)

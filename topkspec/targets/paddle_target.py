@@ -25,6 +25,7 @@ import numpy as np
 
 from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target, selects_largest
+from topkspec.targets.repro_hook import register_writer
 
 # paddle's Tensor.view(dtype) target for the types that travel as another type's bits.
 _VIEWED = {"bfloat16": ("int16", "bfloat16"), "uint32": ("int32", "uint32"), "uint64": ("int64", "uint64")}
@@ -167,17 +168,4 @@ def _stack(target, case, _spec=None):
     return Stack("PaddlePaddle", "paddle.topk", "CPU", versions("paddlepaddle"), (how,))
 
 
-def register() -> None:
-    """Registers the writer with topkspec's reports."""
-    from pathlib import Path
-
-    try:
-        from topkspec.report.writers import ReproWriter, register_repro_writer
-    except ImportError:
-        return
-    register_repro_writer("paddle", ReproWriter(template=Path(__file__).parent / "templates" / "paddle.tmpl",
-                                                needs="numpy and paddlepaddle", fill=_fill, stack=_stack),
-                          target_class=PaddleTarget)
-
-
-register()
+register_writer("paddle", PaddleTarget, needs="numpy and paddlepaddle", fill=_fill, stack=_stack)

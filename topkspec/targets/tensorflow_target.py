@@ -24,13 +24,13 @@ case is unsupported.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import numpy as np
 
 from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target, selects_largest
 from topkspec.targets.order_key import adapter_step, key_source, smallest_key
+from topkspec.targets.repro_hook import register_writer
 
 DISTRIBUTIONS = ("tensorflow-cpu", "tensorflow", "tensorflow-intel", "tf-nightly-cpu", "tf-nightly")
 
@@ -157,8 +157,6 @@ class TensorFlowTarget(Target):
 
 # -- the repro writer -----------------------------------------------------------------------------
 
-TEMPLATE = Path(__file__).resolve().parent / "templates" / "tensorflow.tmpl"
-
 def fill(target, case, _spec=None) -> dict:
     largest = selects_largest(case)
     integer = dtypes.numpy_dtype(case.dtype).kind in "iu"
@@ -180,14 +178,4 @@ def stack(target, case, _spec=None):
                         "the axis moved with tf.experimental.numpy.moveaxis",))
 
 
-def register() -> None:
-    """Registers the writer with topkspec's reports (no-op when the suite has none)."""
-    try:
-        from topkspec.report.writers import ReproWriter, register_repro_writer
-    except ImportError:
-        return
-    register_repro_writer("tensorflow", ReproWriter(template=TEMPLATE, needs="numpy and tensorflow", fill=fill,
-                                                    stack=stack), target_class=TensorFlowTarget)
-
-
-register()
+register_writer("tensorflow", TensorFlowTarget, needs="numpy and tensorflow", fill=fill, stack=stack)

@@ -34,6 +34,7 @@ import numpy as np
 
 from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target, as_index_type, selects_largest
+from topkspec.targets.repro_hook import register_writer
 
 # tinygrad reads DEV when it picks its device; set it before tinygrad is imported anywhere.
 os.environ.setdefault("DEV", "CPU")
@@ -208,18 +209,5 @@ def _stack(target, case, _spec=None):
     return Stack("tinygrad", "Tensor.topk", device_label(), versions("tinygrad", "numpy"), tuple(details))
 
 
-def register() -> None:
-    """Registers the writer with topkspec's reports (no-op when the suite has none)."""
-    from pathlib import Path
-
-    try:
-        from topkspec.report.writers import ReproWriter, register_repro_writer
-    except ImportError:
-        return
-    register_repro_writer("tinygrad", ReproWriter(template=Path(__file__).parent / "templates" / "tinygrad.tmpl",
-                                                  needs="numpy and tinygrad (and clang for its CPU device)",
-                                                  fill=_fill, stack=_stack),
-                          target_class=TinygradTarget)
-
-
-register()
+register_writer("tinygrad", TinygradTarget, needs="numpy and tinygrad (and clang for its CPU device)",
+                fill=_fill, stack=_stack)

@@ -42,6 +42,7 @@ import numpy as np
 from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target
 from topkspec.targets.onnx_builder import OnnxTopK, build_topk_model, newest_opset_profile, onnx_form
+from topkspec.targets.repro_hook import register_writer
 
 NEEDS = "the tract package (pip install tract)"
 NO_BFLOAT16 = ("tract has no bfloat16 type: its DatumType has F16, F32 and F64 only, and "
@@ -231,17 +232,4 @@ def _stack(target, case, _spec=None):
     return Stack("tract", f"TopK-{form.opset}", "CPU", versions("tract", "onnx"), tuple(details))
 
 
-def register() -> None:
-    """Registers the writer with topkspec's reports."""
-    from pathlib import Path
-
-    try:
-        from topkspec.report.writers import ReproWriter, register_repro_writer
-    except ImportError:
-        return
-    register_repro_writer("tract", ReproWriter(template=Path(__file__).parent / "templates" / "tract.tmpl",
-                                               needs="numpy, onnx and tract", fill=_fill, stack=_stack),
-                          target_class=TractTarget)
-
-
-register()
+register_writer("tract", TractTarget, needs="numpy, onnx and tract", fill=_fill, stack=_stack)
