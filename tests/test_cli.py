@@ -303,7 +303,7 @@ def test_every_usage_error_is_one_type_and_a_bug_is_not_called_bad_usage(monkeyp
     from topkspec import cli
     from topkspec.errors import UsageError
     from topkspec.fuzz.config import RunError
-    from topkspec.spec.commands import InputError
+    from topkspec.cli.spec_commands import InputError
     from topkspec.spec.descriptors import DescriptorError
     from topkspec.spec.profiles import ProfileError
     from topkspec.targets.registry import TargetError

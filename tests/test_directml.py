@@ -13,14 +13,14 @@ import pytest
 
 from topkspec import spec
 from topkspec.properties import failures
-from topkspec.fuzz.isolation import TargetCrashed, TargetHung
+from topkspec.targets.isolation import TargetCrashed, TargetHung
 from topkspec.spec.reference import reference_topk
 from topkspec.fuzz import RunConfig, run_fuzz
 from topkspec.spec import Case, tables
 from topkspec.targets import directml as directml_hooks
 from topkspec.targets.base import Rejected
 from topkspec.targets.directml import compare, protocol, repro_writer
-from topkspec.targets.directml.observations import load as load_observations
+from topkspec.spec.observations import load as load_observations
 from topkspec.targets.directml.target import DirectMLTarget
 from topkspec.targets.listing import describe_target
 

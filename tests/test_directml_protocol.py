@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 
 from topkspec import spec
 from topkspec.properties import failures
-from topkspec.fuzz.isolation import TargetCrashed, TargetHung
+from topkspec.targets.isolation import TargetCrashed, TargetHung
 from topkspec.spec.reference import reference_topk
 from topkspec.fuzz import RunConfig, resolve_target, run_fuzz
 from topkspec.strategies import invalid_descriptors, valid_cases
@@ -281,7 +281,7 @@ def stand_in(tmp_path):
     script = tmp_path / "worker.py"
     script.write_text(STAND_IN.format(python=sys.executable))
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
-    stack = environment.Stack("windows", dll=tmp_path / "DirectML.dll", dll_version="1.15.4", worker=script)
+    stack = environment.DirectMLStack("windows", dll=tmp_path / "DirectML.dll", dll_version="1.15.4", worker=script)
     worker = Worker(stack, timeout=2.0)
     yield worker
     worker.close()

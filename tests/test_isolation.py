@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from topkspec.properties import failures
-from topkspec.fuzz.isolation import IsolatedTarget, TargetCrashed, TargetHung, describe_exit
+from topkspec.targets.isolation import IsolatedTarget, TargetCrashed, TargetHung, describe_exit
 from topkspec.spec.reference import reference_topk
 from topkspec.fuzz import RunConfig, resolve_target, run_fuzz
 from topkspec.spec import Case

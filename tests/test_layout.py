@@ -1,5 +1,6 @@
-"""The package's layout: every module imports, no module reaches into its own package's
-__init__ (the way import cycles start), no module over 400 lines, at most six at the root."""
+"""The package's layout: every module imports, no package imports one above it (so no import
+circle crosses packages), no module reaches into its own package's __init__ (the way import
+cycles start), no module over 400 lines, at most six at the root."""
 import ast
 import importlib
 import pathlib
@@ -53,3 +54,58 @@ def test_no_module_is_over_400_lines():
 def test_the_package_root_holds_at_most_six_modules():
     root = sorted(p.name for p in ROOT.glob("*.py"))
     assert len(root) <= 6, f"the package root holds {len(root)} modules: {root}"
+
+
+# The packages (and root modules) from the bottom up: each may import those below it, never one
+# above. The root package itself defines only __version__ and lazy names; any module may read
+# __version__ from it.
+LAYERS = ("errors", "spec", "strategies", "properties", "targets", "corpus", "known", "report", "fuzz",
+          "cli", "suite", "pytest_plugin", "__main__")
+
+
+def _layer(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else None
+
+
+def _imported(path: pathlib.Path, node) -> list[tuple[str, str]]:
+    """(module imported, name) for an import statement, relative ones resolved; a name that
+    is a submodule counts as an import of that submodule."""
+    if isinstance(node, ast.Import):
+        return [(alias.name, "") for alias in node.names]
+    package = _name(path) if path.name == "__init__.py" else _name(path).rsplit(".", 1)[0]
+    base = package.split(".")[:len(package.split(".")) - (node.level - 1)] if node.level else []
+    module = ".".join(base + ([node.module] if node.module else []))
+    found = []
+    for alias in node.names:
+        folder = ROOT.parent.joinpath(*module.split("."), alias.name)
+        is_module = folder.with_suffix(".py").exists() or (folder / "__init__.py").exists()
+        found.append((f"{module}.{alias.name}", "") if is_module else (module, alias.name))
+    return found
+
+
+def test_no_package_imports_one_above_it():
+    """At module level or inside a function: an import upwards is a circle waiting to happen."""
+    upward = []
+    for path in MODULES:
+        here = _layer(_name(path))
+        if here is None:
+            continue  # the root package's __init__
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            for module, name in _imported(path, node):
+                if module.split(".")[0] != "topkspec":
+                    continue
+                there = _layer(module)
+                if there is None:
+                    if name not in ("__version__",):
+                        upward.append(f"{_name(path)}:{node.lineno} imports the root package ({name or module})")
+                elif LAYERS.index(there) > LAYERS.index(here):
+                    upward.append(f"{_name(path)}:{node.lineno} ({here}) imports {module} ({there})")
+    assert not upward, "\n".join(upward)
+
+
+def test_every_package_has_a_layer():
+    packages = {_layer(_name(p)) for p in MODULES} - {None}
+    assert packages <= set(LAYERS), f"not in LAYERS: {sorted(packages - set(LAYERS))}"

@@ -140,11 +140,10 @@ def test_onnxruntime_repros_of_each_relation_pass_where_it_is_right(tmp_path, re
 def test_the_repro_sets_the_session_options_the_adapter_sets(provider):
     import onnxruntime as ort
 
-    from topkspec.report.writers import ort_session_lines
-    from topkspec.targets.ort import session_options
+    from topkspec.targets.ort import session_lines, session_options
 
     written = ort.SessionOptions()
-    for line in ort_session_lines(provider):
+    for line in session_lines(provider):
         exec(line, {"options": written, "ort": ort})
     adapter = session_options(provider)
     for name in ("log_severity_level", "enable_cpu_mem_arena", "enable_mem_pattern", "execution_mode"):

@@ -11,7 +11,8 @@ import pytest
 
 from topkspec.properties import failures
 from topkspec.properties.failures import Violation
-from topkspec.report import ReproWriter, Stack, register_repro_writer, side_by_side, write_report
+from topkspec.report import side_by_side, write_report
+from topkspec.targets.repro import ReproWriter, RuntimeStack, register_repro_writer
 from topkspec.fuzz import Failure, RunConfig, RunResult, run_fuzz
 from topkspec.spec import Case
 from topkspec.targets.base import Target
@@ -228,7 +229,7 @@ def test_a_target_kind_plugs_in_its_own_repro_program_and_stack(tmp_path):
     writer = ReproWriter(template=template, needs="numpy and the NPU driver",
                          fill=lambda target, case, spec: {"call": "npu_topk(x, k, axis)  # on $device".replace(
                              "$device", "NPU 0")},
-                         stack=lambda target, case, spec: Stack("NPU runtime", "TopK-11", "NPU 0", {"npu": "2.1"},
+                         stack=lambda target, case, spec: RuntimeStack("NPU runtime", "TopK-11", "NPU 0", {"npu": "2.1"},
                                                                 ("compiled with -O2",)))
     register_repro_writer("custom-npu", writer)
     case = Case("onnx:11", "TopK", "float32", (2,), 0, 1, index_dtype="int64")
@@ -255,7 +256,7 @@ def test_a_writer_that_takes_the_operator_compares_top_k_with_top_k1(tmp_path, t
     template.write_text("def topk(x, k, axis, op):\n    $body\n    return x[order[:k]], order[:k]\n")
     register_repro_writer("two-operators", ReproWriter(
         template=template, needs="numpy", fill=lambda target, case, spec: {"body": top_k_body},
-        stack=lambda target, case, spec: Stack("Two", "DML_TOP_K1", "GPU"), takes_op=True))
+        stack=lambda target, case, spec: RuntimeStack("Two", "DML_TOP_K1", "GPU"), takes_op=True))
     case = Case("dml:5.0", "TOP_K1", "float32", (3,), 0, 2, index_dtype="uint32")
     x = np.array([1, 1, 1], np.float32)
     violation = Violation("out.topk_equals_topk1", "out.topk_equals_topk1: differ", expected=0, actual=1)

@@ -11,7 +11,7 @@ import tempfile
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from spec_breakers import dml_base, onnx_base
-from topkspec.spec.commands import cmd_validate
+from topkspec.cli.spec_commands import cmd_validate
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.floats() | st.text(max_size=6)

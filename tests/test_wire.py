@@ -5,7 +5,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from topkspec.fuzz.wire import MIN_BLOCK_BUFFER, SharedBlock, Wire, attach
+from topkspec.targets.wire import MIN_BLOCK_BUFFER, SharedBlock, Wire, attach
 from topkspec.spec import Case
 
 CASE = Case("onnx:24", "TopK", "float32", (2, 3), -1, 2)

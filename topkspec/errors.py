@@ -9,6 +9,10 @@ class UsageError(ValueError):
     """Input or options the user gave that name nothing or cannot be read."""
 
 
+class InputError(UsageError):
+    """A file or stream given as input (a descriptor, a model) that cannot be read."""
+
+
 def writable_folder(path: str, what: str) -> list[str]:
     """Make the folder `path` (and its parents) unless it is there; a UsageError, its message
     f"{what} {path}: why", when it cannot be made or written. Checked before a run, so a bad

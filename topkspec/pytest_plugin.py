@@ -89,7 +89,7 @@ class TopKSession:
 
     def __init__(self, config):
         from topkspec import spec
-        from topkspec.fuzz.isolation import DEFAULT_TIMEOUT
+        from topkspec.targets.isolation import DEFAULT_TIMEOUT
         from topkspec.fuzz import resolve_target
 
         self.target_spec = config.getoption("--topk-target") or "onnxruntime"
@@ -231,7 +231,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 @pytest.fixture(scope="session")
 def topk_session(request):
     """The suite's shared state: the target built from --topk-target, isolated when native."""
-    from topkspec.fuzz.isolation import TargetCrashed, TargetHung
+    from topkspec.targets.isolation import TargetCrashed, TargetHung
 
     try:
         session = TopKSession(request.config)

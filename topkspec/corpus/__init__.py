@@ -26,9 +26,9 @@ class CorpusError(UsageError):
 
 
 def _version() -> str:
-    import topkspec
+    from topkspec import __version__
 
-    return topkspec.__version__
+    return __version__
 
 
 def expected(item) -> tuple:

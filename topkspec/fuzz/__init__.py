@@ -8,11 +8,11 @@
 - run: the run loop (run_fuzz, group_test);
 - resolve: which target a run drives, and in which process (resolve_target);
 - summary: progress lines and the summary (format_summary);
-- isolation: targets in a worker process (IsolatedTarget);
 - matrix: many targets and profiles in one run;
 - bench: examples per second and pattern coverage (`python -m topkspec.fuzz.bench`).
 
-The names below load on first use, so `import topkspec.fuzz.isolation` stays light.
+The names below load on first use, so importing one module of the engine stays light.
+Targets run in a worker process by topkspec.targets.isolation.
 """
 import importlib
 
@@ -23,8 +23,6 @@ _WHERE = {
     "plan_groups": "groups", "split_budget": "groups",
     "run_fuzz": "run", "group_test": "run", "resolve_target": "resolve",
     "format_summary": "summary", "Progress": "summary",
-    "IsolatedTarget": "isolation", "TargetCrashed": "isolation", "TargetHung": "isolation",
-    "DEFAULT_TIMEOUT": "isolation",
     "run_matrix": "matrix", "run_bench": "bench",
 }
 

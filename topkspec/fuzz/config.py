@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 
 from topkspec.errors import UsageError
-from topkspec.fuzz.isolation import DEFAULT_TIMEOUT
+from topkspec.targets.isolation import DEFAULT_TIMEOUT
 
 DEFAULT_DATABASE = os.path.join(".topkspec", "examples")
 

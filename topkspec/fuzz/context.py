@@ -16,7 +16,7 @@ import numpy as np
 from topkspec.properties import failures
 from topkspec.properties.failures import Violation
 from topkspec.fuzz.config import ADAPTER_RULE, MAX_CRASH_REPLAYS, MAX_HANG_REPLAYS
-from topkspec.fuzz.isolation import TargetCrashed, TargetHung
+from topkspec.targets.isolation import TargetCrashed, TargetHung
 from topkspec.fuzz.results import Failure, RunResult, failure_key, filed_rule
 from topkspec.fuzz.verdicts import is_reading
 from topkspec.targets.base import AdapterError, Rejected, Target, describe_error

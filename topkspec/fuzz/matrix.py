@@ -76,7 +76,7 @@ def run_matrix(names, *, max_examples: int = 200, seed=None, profile=None, repor
     An unknown target is bad usage (TargetError, before any run); one that cannot run here, or
     whose worker process does not start, becomes a column of 'unsupported' that says why."""
     from topkspec.fuzz.config import RunConfig, RunError
-    from topkspec.fuzz.isolation import TargetCrashed, TargetHung
+    from topkspec.targets.isolation import TargetCrashed, TargetHung
     from topkspec.fuzz.run import run_fuzz
     from topkspec.targets.registry import TargetError, get_target
 

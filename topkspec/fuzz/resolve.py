@@ -6,7 +6,7 @@ process imports its runtime while this one loads the engine.
 from __future__ import annotations
 
 from topkspec.fuzz.config import RunError
-from topkspec.fuzz.isolation import IsolatedTarget, TargetCrashed, TargetHung
+from topkspec.targets.isolation import IsolatedTarget, TargetCrashed, TargetHung
 from topkspec.targets.base import Target, availability
 from topkspec.targets.registry import get_target
 

@@ -8,12 +8,10 @@
 - case.json: the case, the calls, the violation, the rules' citations and the stack;
 - inputs.npz: the inputs of the calls, the outputs seen and the expected result.
 
-A target kind plugs in its own repro program and stack description with
-`register_repro_writer` (see writers).
+Each target plugs in its own repro program and stack description with
+`topkspec.targets.repro.register_repro_writer`.
 """
 from topkspec.report.compare import side_by_side
 from topkspec.report.folder import slug, write_report, write_reports
-from topkspec.report.writers import ReproWriter, Stack, kind_of, register_repro_writer, writer_for
 
-__all__ = ["ReproWriter", "Stack", "kind_of", "register_repro_writer", "side_by_side", "slug",
-           "write_report", "write_reports", "writer_for"]
+__all__ = ["side_by_side", "slug", "write_report", "write_reports"]

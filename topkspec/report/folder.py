@@ -14,7 +14,7 @@ from topkspec.report.compare import calls_for, expected_result
 from topkspec.report.markdown import report_markdown
 from topkspec.report.program import repro_source
 from topkspec.report.wording import title as title_of
-from topkspec.report.writers import writer_for
+from topkspec.targets.repro import writer_for
 
 
 def slug(text: str) -> str:

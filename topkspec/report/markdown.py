@@ -152,7 +152,7 @@ def environment(stack) -> list[str]:
 
 def report_markdown(failure, result, relation: str, *, title: str, stack, repro: str, rerun: str,
                     timeout: float) -> str:
-    import topkspec
+    from topkspec import __version__
     from topkspec import spec
 
     case, v = failure.case, failure.violation
@@ -189,6 +189,6 @@ def report_markdown(failure, result, relation: str, *, title: str, stack, repro:
     found = f"property group `{failure.group}`" + (f", seed {result.seed}" if result.seed is not None else "")
     again = ("To run the same search again" if result.seed is not None else
              "To search again (saved failures replay first from the example database)")
-    parts += ["", f"Found by topkspec {getattr(topkspec, '__version__', '?')} ({found}). {again}:", "",
+    parts += ["", f"Found by topkspec {__version__} ({found}). {again}:", "",
               "```sh", rerun, "```", ""]
     return "\n".join(parts)

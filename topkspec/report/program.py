@@ -20,22 +20,20 @@ import numpy as np
 from topkspec.spec import dtypes
 from topkspec.properties.sequences import nan_mask
 from topkspec.report.compare import calls_for, expected_result
+from topkspec.targets.repro import descriptor_writer_for, read_template
 
 INLINE_LIMIT = 256  # elements written into the program; larger arrays load from inputs.npz
 
 
-def read_template(template) -> str:
-    """A template's text: a name under topkspec/report/templates/, or a path or Traversable."""
-    if isinstance(template, str) and "/" not in template and "\\" not in template:
-        return resources.files("topkspec.report").joinpath("templates", template).read_text()
-    if hasattr(template, "read_text"):
-        return template.read_text()
-    with open(template) as handle:
-        return handle.read()
+def render(name: str, **values) -> str:
+    """One of the report's own templates (templates/ beside this module: the head and the
+    checks) with its $names filled (a missing name is an error, not a silent gap)."""
+    text = resources.files("topkspec.report").joinpath("templates", name).read_text()
+    return Template(text).substitute(values)
 
 
-def render(template, **values) -> str:
-    """The template with its $names filled (a missing name is an error, not a silent gap)."""
+def render_runtime(template, **values) -> str:
+    """A writer's runtime part (see topkspec.targets.repro), its $names filled."""
     return Template(read_template(template)).substitute(values)
 
 
@@ -193,11 +191,9 @@ def _head(title: str, rule_line: str, needs: str) -> str:
 def _descriptor_source(failure, descriptor, *, target, target_spec, title: str, rule_line: str,
                        why: str) -> str:
     """repro.py for a failure judged on a descriptor as written (see the module text)."""
-    from topkspec.report.writers import descriptor_writer_for
-
     writer = descriptor_writer_for(target)
     case = failure.case
-    runtime = render(writer.descriptor_template, **writer.descriptor_fill(target, case, target_spec))
+    runtime = render_runtime(writer.descriptor_template, **writer.descriptor_fill(target, case, target_spec))
     broken = broken_rules(failure)
     if broken:
         check = render("check_descriptor_reject.tmpl", why=why.replace('"', "'"), rules=", ".join(broken))
@@ -224,7 +220,7 @@ def repro_source(failure, relation: str, *, writer, target, target_spec, title: 
     case, x = calls[0]
     data, needs, check_values = _data(relation, calls, writer.takes_op)
     template = writer.template(case) if callable(writer.template) else writer.template
-    runtime = render(template, **writer.fill(target, case, target_spec))
+    runtime = render_runtime(template, **writer.fill(target, case, target_spec))
     index_type = (getattr(target, "index_dtype", None) or case.index_dtype) if writer.checks_index_type else None
     if index_type:
         check_values.update(index_type_test=f' or indices.dtype != np.{index_type}',

@@ -49,7 +49,7 @@ def topk_nodes(raw: bytes):
     import onnx
     from onnx import numpy_helper, shape_inference
 
-    from topkspec.spec.commands import InputError
+    from topkspec.errors import InputError
 
     try:
         model = onnx.load_from_string(raw)

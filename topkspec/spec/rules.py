@@ -64,8 +64,8 @@ class Rule:
     @property
     def observations(self) -> list:
         """What implementations were observed to do where they and this rule's documents
-        differ (DirectML, by version: topkspec/targets/directml/observations.json)."""
-        from topkspec.targets.directml.observations import observations_for
+        differ (DirectML, by version: topkspec/spec/observations.json)."""
+        from topkspec.spec.observations import observations_for
         return observations_for(self.id)
 
     def to_dict(self) -> dict:

@@ -68,7 +68,7 @@ def main(argv=None) -> int:
             print(f"{name:<22} skipped: {reason}")
             continue
         if args.isolate:
-            from topkspec.fuzz.isolation import IsolatedTarget
+            from topkspec.targets.isolation import IsolatedTarget
 
             target.close()
             target = IsolatedTarget(name)

@@ -47,7 +47,7 @@ from topkspec.targets.iree_compile import (
     COMPILE_FLAGS, CompileRefused, _diagnostics, _first_line, cache_dir, compile_mlir, import_onnx, iree_version,
 )
 from topkspec.targets.onnx_builder import OnnxTopK, build_topk_model, onnx_form
-from topkspec.targets.repro_hook import register_writer
+from topkspec.targets.repro import ReproWriter, RuntimeStack, operator_label, register_repro_writer, versions
 
 DRIVER = "local-sync"
 NEEDS = "the iree-base-compiler and iree-base-runtime packages (pip install iree-base-compiler iree-base-runtime)"
@@ -276,8 +276,6 @@ def _fill(target, case, _spec=None) -> dict:
 
 
 def _stack(target, case, _spec=None):
-    from topkspec.report.writers import Stack, operator_label, versions
-
     form = onnx_form(case)
     driver = getattr(target, "driver", DRIVER)
     k_how = "K as the node's attribute" if form.opset < 10 else "K as a graph input"
@@ -288,9 +286,11 @@ def _stack(target, case, _spec=None):
                "buffers as the same bits"]
     if case.family == "dml":
         details.append(f"the {operator_label(case)} case runs lowered to ONNX TopK-{form.opset}")
-    return Stack("IREE", f"TopK-{form.opset}", f"CPU, llvm-cpu on {driver}",
+    return RuntimeStack("IREE", f"TopK-{form.opset}", f"CPU, llvm-cpu on {driver}",
                  versions("iree-base-compiler", "iree-base-runtime", "onnx"), tuple(details))
 
 
-register_writer("iree", IreeTarget, needs="numpy, onnx, iree-base-compiler and iree-base-runtime",
-                fill=_fill, stack=_stack)
+register_repro_writer("iree", ReproWriter("iree.tmpl",
+                                   needs="numpy, onnx, iree-base-compiler and iree-base-runtime",
+                                   fill=_fill, stack=_stack),
+                      target_class=IreeTarget)

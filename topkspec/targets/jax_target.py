@@ -20,6 +20,7 @@ import numpy as np
 
 from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target, selects_largest
+from topkspec.targets.repro import ReproWriter, RuntimeStack, register_repro_writer, versions
 
 
 def smallest_key(x):
@@ -122,3 +123,25 @@ class JaxTarget(Target):
         with jax.enable_x64(wide):
             values, indices = jax_topk(x, k=int(case.k), axis=int(case.axis), largest=selects_largest(case))
         return values, indices.astype(np.int64)
+
+
+def _repro_fill(target, case, _spec) -> dict:
+    wide = dtypes.itemsize(case.dtype) == 8
+    integer = dtypes.numpy_dtype(case.dtype).kind in "iu"
+    return {"integer_key": "    return ~x  # integers: bitwise not reverses the order\n" if integer else "",
+            "x64": '\njax.config.update("jax_enable_x64", True)  # 64-bit types, as the adapter runs them\n'
+                   if wide else ""}
+
+
+def _repro_template(case) -> str:
+    return "jax.tmpl" if selects_largest(case) else "jax_smallest.tmpl"
+
+
+def _repro_stack(target, case, _spec=None) -> RuntimeStack:
+    how = ("jax.lax.top_k on the input" if selects_largest(case) else
+           "jax.lax.top_k on an order-reversing integer key, values gathered by index")
+    return RuntimeStack("JAX", "jax.lax.top_k", "CPU", versions("jax", "jaxlib"), (how + ", jitted",))
+
+
+register_repro_writer("jax", ReproWriter(_repro_template, "numpy and jax", _repro_fill, _repro_stack),
+                      target_class=JaxTarget)

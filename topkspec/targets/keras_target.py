@@ -39,7 +39,7 @@ import numpy as np
 from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target, selects_largest
 from topkspec.targets.order_key import adapter_step, key_source, smallest_key
-from topkspec.targets.repro_hook import register_writer
+from topkspec.targets.repro import ReproWriter, RuntimeStack, register_repro_writer, versions
 
 BACKEND = "numpy"
 
@@ -182,14 +182,15 @@ def fill(target, case, _spec=None) -> dict:
 
 
 def stack(target, case, _spec=None):
-    from topkspec.report.writers import Stack, versions
-
     sorted_ = bool(case.sorted) if case.family == "onnx" else True
     how = ("keras.ops.top_k on the input" if selects_largest(case) else
            "keras.ops.top_k on an exact order-reversing integer key (numpy), values gathered from the input by index")
-    return Stack("Keras", "keras.ops.top_k", "numpy backend, CPU", versions("keras", "numpy", "ml_dtypes"),
+    return RuntimeStack("Keras", "keras.ops.top_k", "numpy backend, CPU", versions("keras", "numpy", "ml_dtypes"),
                  (how + f"; sorted={sorted_}, K a Python int, the axis moved with keras.ops.moveaxis; "
                         "KERAS_BACKEND=numpy (keras/src/backend/numpy/math.py top_k)",))
 
 
-register_writer("keras-numpy", KerasNumpyTarget, needs="numpy and keras", fill=fill, stack=stack)
+register_repro_writer("keras-numpy", ReproWriter("keras-numpy.tmpl",
+                                   needs="numpy and keras",
+                                   fill=fill, stack=stack),
+                      target_class=KerasNumpyTarget)

@@ -43,7 +43,7 @@ import numpy as np
 
 from topkspec.spec import dtypes
 from topkspec.targets.base import AdapterError, Rejected, Target, describe_error, selects_largest
-from topkspec.targets.repro_hook import register_writer
+from topkspec.targets.repro import ReproWriter, RuntimeStack, operator_label, register_repro_writer, versions
 
 INT32 = np.iinfo(np.int32)
 # Value types a TFLite tensor can hold (its schema's TensorType); the converter or the
@@ -338,8 +338,6 @@ def _repro_fill(target, case, _spec=None) -> dict:
 
 
 def _repro_stack(target, case, _spec=None):
-    from topkspec.report.writers import Stack, operator_label, versions
-
     how = ("TOPK_V2 on the input" if selects_largest(case) else
            "TOPK_V2 on an exact order-reversing key of the same type, values mapped back by the key")
     details = ("a tf.function calling tf.math.top_k, converted by tf.lite.TFLiteConverter.from_concrete_functions "
@@ -348,8 +346,10 @@ def _repro_stack(target, case, _spec=None):
                f"{how}; the axis moved last with numpy (TOPK_V2 has no axis); int32 indices widened to int64")
     if case.family == "dml":
         details += (f"the {operator_label(case)} case runs as TOPK_V2 on the last axis",)
-    return Stack("LiteRT", "TOPK_V2", "CPU", versions("ai-edge-litert", "tensorflow", "tensorflow-cpu"), details)
+    return RuntimeStack("LiteRT", "TOPK_V2", "CPU", versions("ai-edge-litert", "tensorflow", "tensorflow-cpu"), details)
 
 
-register_writer("litert", LiteRtTarget, needs="numpy, tensorflow (its TFLite converter) and ai-edge-litert",
-                fill=_repro_fill, stack=_repro_stack)
+register_repro_writer("litert", ReproWriter("litert.tmpl",
+                                   needs="numpy, tensorflow (its TFLite converter) and ai-edge-litert",
+                                   fill=_repro_fill, stack=_repro_stack),
+                      target_class=LiteRtTarget)

@@ -27,7 +27,7 @@ import numpy as np
 
 from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target, selects_largest
-from topkspec.targets.repro_hook import register_writer
+from topkspec.targets.repro import ReproWriter, RuntimeStack, operator_label, register_repro_writer, versions
 
 # The spec's value types and MindSpore's names for them (mindspore.<name>).
 MS_TYPES = {
@@ -186,15 +186,16 @@ def _fill(target, case, _spec=None) -> dict:
 
 
 def _stack(target, case, _spec=None):
-    from topkspec.report.writers import Stack, operator_label, versions
-
     sorted_ = bool(case.sorted) if case.family == "onnx" else True
     details = [f"mindspore.ops.topk(x, k, dim=axis, largest={selects_largest(case)}, sorted={sorted_}) in "
                "PyNative mode, device CPU, GLOG_v=3; Int32 indices widened to int64",
                "ops.topk computes the smallest K as -topk(-x), in the input's type"]
     if case.family == "dml":
         details.append(f"the {operator_label(case)} case runs as ops.topk with sorted=True")
-    return Stack("MindSpore", "mindspore.ops.topk", "CPU", versions("mindspore", "numpy"), tuple(details))
+    return RuntimeStack("MindSpore", "mindspore.ops.topk", "CPU", versions("mindspore", "numpy"), tuple(details))
 
 
-register_writer("mindspore", MindSporeTarget, needs="numpy and mindspore", fill=_fill, stack=_stack)
+register_repro_writer("mindspore", ReproWriter("mindspore.tmpl",
+                                   needs="numpy and mindspore",
+                                   fill=_fill, stack=_stack),
+                      target_class=MindSporeTarget)

@@ -108,3 +108,24 @@ def repro_node_fields(case) -> tuple:
     if form.opset < 10:
         attributes.append("k=k")
     return form, ", ".join(attributes)
+
+
+def onnx_repro_fill(target, case, _spec=None) -> dict:
+    """The values the ONNX repro templates share (onnxruntime.tmpl, onnx_reference.tmpl):
+    a one-node model of the case's ONNX form, K as the node's attribute, an initializer
+    (`k_constant` targets) or a graph input."""
+    from onnx import TensorProto
+
+    form, attributes = repro_node_fields(case)
+    if form.opset < 10:
+        k_lines, node_inputs = "    # k is the node's attribute at opset 1", '["X"]'
+    elif getattr(target, "k_constant", False):
+        k_lines = '    initializers.append(helper.make_tensor("K", TensorProto.INT64, [1], [k]))  # K compiled in'
+        node_inputs = '["X", "K"]'
+    else:
+        k_lines = ('    inputs.append(helper.make_tensor_value_info("K", TensorProto.INT64, [1]))\n'
+                   '    feeds["K"] = np.array([k], dtype=np.int64)')
+        node_inputs = '["X", "K"]'
+    return {"opset": form.opset, "elem": TensorProto.DataType.Name(dtypes.ONNX_ELEM_TYPES[form.dtype]),
+            "k_lines": k_lines, "node_inputs": node_inputs, "attributes": attributes,
+            "ir_version": ir_version_for(form.opset)}

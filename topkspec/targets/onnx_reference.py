@@ -9,7 +9,8 @@ import numpy as np
 
 from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target
-from topkspec.targets.onnx_builder import build_topk_model, onnx_form
+from topkspec.targets.onnx_builder import build_topk_model, onnx_form, onnx_repro_fill
+from topkspec.targets.repro import ReproWriter, RuntimeStack, register_repro_writer, versions
 
 
 class OnnxReferenceTarget(Target):
@@ -79,3 +80,12 @@ class OnnxReferenceTarget(Target):
 
     def close(self):
         self._evaluators.clear()
+
+
+def _repro_stack(target, case, _spec=None) -> RuntimeStack:
+    return RuntimeStack("ONNX reference evaluator", f"TopK-{onnx_form(case).opset}", "", versions("onnx"),
+                        ("onnx.reference.ReferenceEvaluator over a one-node model, K as a graph input",))
+
+
+register_repro_writer("onnx-reference", ReproWriter("onnx_reference.tmpl", "numpy and onnx", onnx_repro_fill,
+                                                    _repro_stack), target_class=OnnxReferenceTarget)

@@ -14,6 +14,7 @@ import numpy as np
 
 from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target, selects_largest
+from topkspec.targets.repro import ReproWriter, RuntimeStack, register_repro_writer, versions
 
 _OV_TYPES = {
     "float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64",
@@ -108,3 +109,23 @@ class OpenVinoTarget(Target):
 
     def close(self):
         self._compiled.clear()
+
+
+def _repro_fill(target, case, _spec) -> dict:
+    bf16 = case.dtype == "bfloat16"
+    return {"device": getattr(target, "device", "CPU"), "ov_type": _OV_TYPES[case.dtype],
+            "mode": "max" if selects_largest(case) else "min",
+            "prepare": ("    x_in = ov.Tensor(ov.Type.bf16, ov.Shape(list(x.shape)))\n"
+                        "    x_in.data[...] = x.view(np.float16)  # its bits: an array would convert by value"
+                        if bf16 else "    x_in = x"),
+            "values_out": "values.view(x.dtype)" if bf16 else "values"}
+
+
+def _repro_stack(target, case, _spec=None) -> RuntimeStack:
+    return RuntimeStack("OpenVINO", "TopK-11", getattr(target, "device", "CPU"), versions("openvino"),
+                        ("opset11.topk with sort=value, stable=True, index_element_type=i64; "
+                         "INFERENCE_PRECISION_HINT f32",))
+
+
+register_repro_writer("openvino", ReproWriter("openvino.tmpl", "numpy and openvino", _repro_fill, _repro_stack),
+                      target_class=OpenVinoTarget)

@@ -12,7 +12,9 @@ import numpy as np
 
 from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target
-from topkspec.targets.onnx_builder import OnnxTopK, build_topk_model, newest_opset_profile, onnx_form
+from topkspec.targets.onnx_builder import (OnnxTopK, build_topk_model, newest_opset_profile, onnx_form,
+                                           onnx_repro_fill)
+from topkspec.targets.repro import ReproWriter, RuntimeStack, operator_label, register_repro_writer, versions
 
 
 def session_options(provider: str):
@@ -209,3 +211,43 @@ def directml() -> OnnxRuntimeTarget:
     return OnnxRuntimeTarget("onnxruntime-directml", "DmlExecutionProvider",
                              "onnxruntime-directml on Windows with a DirectX 12 GPU",
                              k_constant=True, native_profile="dml:5.0")
+
+
+# -- bug reports: repro.py in onnxruntime's own API -------------------------------------------
+
+def session_lines(provider: str) -> list[str]:
+    """The settings of `session_options` that bear on a repro, as code."""
+    lines = ["options.log_severity_level = 4", "options.enable_cpu_mem_arena = False"]
+    if provider == "DmlExecutionProvider":
+        lines += ["options.enable_mem_pattern = False",
+                  "options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL"]
+    if provider != "CPUExecutionProvider":
+        lines.append('options.add_session_config_entry("session.disable_cpu_ep_fallback", "1")')
+    return lines
+
+
+_DEVICES = {"CPUExecutionProvider": "CPU", "CUDAExecutionProvider": "CUDA", "DmlExecutionProvider": "DirectML"}
+
+
+def _repro_fill(target, case, _spec) -> dict:
+    provider = getattr(target, "provider", "CPUExecutionProvider")
+    return {**onnx_repro_fill(target, case), "provider": provider,
+            "session_options": "\n".join("    " + line for line in session_lines(provider))}
+
+
+def _repro_stack(target, case, _spec=None) -> RuntimeStack:
+    provider = getattr(target, "provider", "CPUExecutionProvider")
+    form = onnx_form(case)
+    k_how = ("K as the node's attribute" if form.opset < 10 else
+             "K compiled into the model as an initializer" if getattr(target, "k_constant", False)
+             else "K as a graph input")
+    details = [f"execution provider {provider}; session options: " + "; ".join(session_lines(provider)),
+               f"one TopK-{form.opset} node, symbolic input dimensions, {k_how}"]
+    if case.family == "dml":
+        details.append(f"the {operator_label(case)} case runs lowered to ONNX TopK-{form.opset}")
+    return RuntimeStack("ONNX Runtime", f"TopK-{form.opset}", _DEVICES.get(provider, provider),
+                        versions("onnxruntime", "onnxruntime-gpu", "onnxruntime-directml", "onnx"), tuple(details))
+
+
+register_repro_writer("onnxruntime", ReproWriter("onnxruntime.tmpl", "numpy, onnx and onnxruntime",
+                                                 _repro_fill, _repro_stack), target_class=OnnxRuntimeTarget)

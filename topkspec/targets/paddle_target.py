@@ -25,7 +25,7 @@ import numpy as np
 
 from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target, selects_largest
-from topkspec.targets.repro_hook import register_writer
+from topkspec.targets.repro import ReproWriter, RuntimeStack, register_repro_writer, versions
 
 # paddle's Tensor.view(dtype) target for the types that travel as another type's bits.
 _VIEWED = {"bfloat16": ("int16", "bfloat16"), "uint32": ("int32", "uint32"), "uint64": ("int64", "uint64")}
@@ -160,12 +160,13 @@ def _fill(target, case, _spec=None) -> dict:
 
 
 def _stack(target, case, _spec=None):
-    from topkspec.report.writers import Stack, versions
-
     how = "paddle.topk(tensor, k, axis=..., largest=..., sorted=...) with K as a Python int, in dynamic mode"
     if case.dtype in _VIEWED:
         how += f"; the {case.dtype} input made from the bits of a numpy {_VIEWED[case.dtype][0]} array"
-    return Stack("PaddlePaddle", "paddle.topk", "CPU", versions("paddlepaddle"), (how,))
+    return RuntimeStack("PaddlePaddle", "paddle.topk", "CPU", versions("paddlepaddle"), (how,))
 
 
-register_writer("paddle", PaddleTarget, needs="numpy and paddlepaddle", fill=_fill, stack=_stack)
+register_repro_writer("paddle", ReproWriter("paddle.tmpl",
+                                   needs="numpy and paddlepaddle",
+                                   fill=_fill, stack=_stack),
+                      target_class=PaddleTarget)

@@ -19,9 +19,9 @@ class ReferenceTarget(Target):
     def version(self) -> str:
         import numpy as np
 
-        import topkspec
+        from topkspec import __version__
 
-        return f"topkspec {getattr(topkspec, '__version__', '?')} (numpy {np.__version__})"
+        return f"topkspec {__version__} (numpy {np.__version__})"
 
     def run(self, case, x):
         from topkspec import spec

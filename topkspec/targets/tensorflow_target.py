@@ -30,7 +30,7 @@ import numpy as np
 from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target, selects_largest
 from topkspec.targets.order_key import adapter_step, key_source, smallest_key
-from topkspec.targets.repro_hook import register_writer
+from topkspec.targets.repro import ReproWriter, RuntimeStack, register_repro_writer, versions
 
 DISTRIBUTIONS = ("tensorflow-cpu", "tensorflow", "tensorflow-intel", "tf-nightly-cpu", "tf-nightly")
 
@@ -169,13 +169,14 @@ def fill(target, case, _spec=None) -> dict:
 
 
 def stack(target, case, _spec=None):
-    from topkspec.report.writers import Stack, versions
-
     how = ("tf.math.top_k on the input" if selects_largest(case) else
            "tf.math.top_k on an exact order-reversing integer key (numpy), values gathered from the input by index")
-    return Stack("TensorFlow", "tf.math.top_k", "CPU", versions(*DISTRIBUTIONS, "numpy"),
+    return RuntimeStack("TensorFlow", "tf.math.top_k", "CPU", versions(*DISTRIBUTIONS, "numpy"),
                  (how + "; in a tf.function of dynamic shape, K an int64 tensor, index_type=tf.int64, "
                         "the axis moved with tf.experimental.numpy.moveaxis",))
 
 
-register_writer("tensorflow", TensorFlowTarget, needs="numpy and tensorflow", fill=fill, stack=stack)
+register_repro_writer("tensorflow", ReproWriter("tensorflow.tmpl",
+                                   needs="numpy and tensorflow",
+                                   fill=fill, stack=stack),
+                      target_class=TensorFlowTarget)

@@ -34,7 +34,7 @@ import numpy as np
 
 from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target, as_index_type, selects_largest
-from topkspec.targets.repro_hook import register_writer
+from topkspec.targets.repro import ReproWriter, RuntimeStack, register_repro_writer, versions
 
 # tinygrad reads DEV when it picks its device; set it before tinygrad is imported anywhere.
 os.environ.setdefault("DEV", "CPU")
@@ -198,16 +198,16 @@ def _fill(target, case, _spec=None) -> dict:
 
 
 def _stack(target, case, _spec=None):
-    from topkspec.report.writers import Stack, versions
-
     device = device_name()
     details = [f"DEV={device}" + (f": kernels rendered as C and compiled with {compiler_version(_compiler())}"
                                   if _uses_clang(device) and ":" not in device else ""),
                "Tensor.topk(k, dim=axis, largest=..., sorted_=True): tinygrad implements sorted output only, "
                "which is a valid result for ONNX sorted=0 too",
                f"int32 indices returned as {case.index_dtype} (each fits)"]
-    return Stack("tinygrad", "Tensor.topk", device_label(), versions("tinygrad", "numpy"), tuple(details))
+    return RuntimeStack("tinygrad", "Tensor.topk", device_label(), versions("tinygrad", "numpy"), tuple(details))
 
 
-register_writer("tinygrad", TinygradTarget, needs="numpy and tinygrad (and clang for its CPU device)",
-                fill=_fill, stack=_stack)
+register_repro_writer("tinygrad", ReproWriter("tinygrad.tmpl",
+                                   needs="numpy and tinygrad (and clang for its CPU device)",
+                                   fill=_fill, stack=_stack),
+                      target_class=TinygradTarget)

@@ -10,6 +10,7 @@ import numpy as np
 
 from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target, selects_largest
+from topkspec.targets.repro import ReproWriter, RuntimeStack, register_repro_writer, versions
 
 
 def to_torch(x: np.ndarray, device: str):
@@ -98,3 +99,23 @@ def cpu() -> TorchTarget:
 
 def cuda() -> TorchTarget:
     return TorchTarget("torch-cuda", "cuda")
+
+
+def _repro_fill(target, case, _spec) -> dict:
+    device = getattr(target, "device", "cpu")
+    to = "" if device == "cpu" else f'.to("{device}")'
+    if case.dtype == "bfloat16":  # numpy has no bfloat16: its 16 bits travel as int16
+        to_torch = f"torch.from_numpy(x.view(np.int16)).view(torch.bfloat16){to}"
+        from_torch = "values.cpu().view(torch.int16).numpy().view(x.dtype)"
+    else:
+        to_torch, from_torch = f"torch.from_numpy(x){to}", "values.cpu().numpy()"
+    return {"to_torch": to_torch, "from_torch": from_torch, "largest": selects_largest(case),
+            "sorted": case.sorted if case.family == "onnx" else True}
+
+
+def _repro_stack(target, case, _spec=None) -> RuntimeStack:
+    return RuntimeStack("PyTorch", "torch.topk", getattr(target, "device", "cpu").upper(), versions("torch"))
+
+
+register_repro_writer("torch", ReproWriter("torch.tmpl", "numpy and torch", _repro_fill, _repro_stack),
+                      target_class=TorchTarget)

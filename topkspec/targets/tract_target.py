@@ -42,7 +42,7 @@ import numpy as np
 from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target
 from topkspec.targets.onnx_builder import OnnxTopK, build_topk_model, newest_opset_profile, onnx_form
-from topkspec.targets.repro_hook import register_writer
+from topkspec.targets.repro import ReproWriter, RuntimeStack, operator_label, register_repro_writer, versions
 
 NEEDS = "the tract package (pip install tract)"
 NO_BFLOAT16 = ("tract has no bfloat16 type: its DatumType has F16, F32 and F64 only, and "
@@ -220,8 +220,6 @@ def _fill(target, case, _spec=None) -> dict:
 
 
 def _stack(target, case, _spec=None):
-    from topkspec.report.writers import Stack, operator_label, versions
-
     form = onnx_form(case)
     k_how = "K as the node's attribute" if form.opset < 10 else "K as a graph input"
     details = ["tract.onnx().load(model file) -> into_model() (typed, decluttered) -> into_runnable() "
@@ -229,7 +227,8 @@ def _stack(target, case, _spec=None):
                f"one TopK-{form.opset} node, symbolic input dimensions, {k_how}"]
     if case.family == "dml":
         details.append(f"the {operator_label(case)} case runs lowered to ONNX TopK-{form.opset}")
-    return Stack("tract", f"TopK-{form.opset}", "CPU", versions("tract", "onnx"), tuple(details))
+    return RuntimeStack("tract", f"TopK-{form.opset}", "CPU", versions("tract", "onnx"), tuple(details))
 
 
-register_writer("tract", TractTarget, needs="numpy, onnx and tract", fill=_fill, stack=_stack)
+register_repro_writer("tract", ReproWriter("tract.tmpl", needs="numpy, onnx and tract", fill=_fill, stack=_stack),
+                      target_class=TractTarget)

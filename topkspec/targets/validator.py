@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import Callable
 
 from topkspec.targets.base import AdapterError, Target, user_error
+from topkspec.targets.repro import ReproWriter, RuntimeStack, function_loader, register_repro_writer
 
 
 @lru_cache(maxsize=None)
@@ -82,3 +83,52 @@ class ValidatorTarget(Target):
 
     def run(self, case, x):
         raise AdapterError("a validator computes no results")
+
+
+# -- bug reports: a validator makes no calls, so its every failure replays as a descriptor -----
+
+def _repro_load(target, spec_text) -> tuple[str, str]:
+    """(load lines, label) for a validator's function: by the import string the run was given,
+    else by the file and name that define the function (a target passed as an object)."""
+    import inspect
+    import os
+
+    if spec_text and ":" in spec_text:
+        load, label = function_loader(spec_text)
+        try:
+            from topkspec.targets.registry import named_object
+
+            wraps = isinstance(named_object(spec_text), Target)
+        except Exception:
+            wraps = False
+        if wraps:  # the name is a ValidatorTarget made in the user's code: call what it wraps
+            load += "\nfunction = function.fn  # the function the ValidatorTarget wraps"
+        return load, label
+    fn = getattr(target, "fn", None)
+    qualname = getattr(fn, "__qualname__", "")
+    try:
+        path = inspect.getfile(fn)
+    except TypeError:
+        path = None
+    if path and qualname and "<" not in qualname:
+        return function_loader(f"{os.path.abspath(path)}:{qualname}")
+    name = spec_text or getattr(target, "name", "validator")
+    return (f'sys.exit("{name} cannot be imported by name (a local function or a lambda): '
+            f'name it by import string to get a runnable program")\nfunction = None'), name
+
+
+def _repro_fill(target, case, spec_text) -> dict:
+    return {"load": _repro_load(target, spec_text)[0]}
+
+
+def _repro_stack(target, case, spec_text=None) -> RuntimeStack:
+    _, label = _repro_load(target, spec_text)
+    return RuntimeStack(label, "", "", {}, (f"{label} called as function(descriptor) with the descriptor's JSON "
+                                            "form as a dict: it returns to accept it and raises to refuse it",))
+
+
+register_repro_writer("validator", ReproWriter("validator.tmpl", "the function's own module", _repro_fill,
+                                               _repro_stack, checks_index_type=False,
+                                               descriptor_template="validator.tmpl", descriptor_fill=_repro_fill,
+                                               descriptor_needs="the function's own module"),
+                      target_class=ValidatorTarget)

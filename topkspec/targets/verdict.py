@@ -77,7 +77,7 @@ def _case_of(target, desc, profile):
 def _guarded(target, ask) -> dict:
     """ask() with a crash, a hang or the adapter's own failure as a verdict of its own (a
     Rejected is handled by ask; anything else a Target raises is its adapter breaking)."""
-    from topkspec.fuzz.isolation import TargetCrashed, TargetHung
+    from topkspec.targets.isolation import TargetCrashed, TargetHung
     from topkspec.targets.base import AdapterError, describe_error
 
     try:

@@ -7,7 +7,6 @@
     environment.py     the cache folder, DirectML.dll, Wine, vkd3d, Mesa: what is there and what is missing
     install.py         `topkspec directml setup`
     compare.py         `topkspec directml compare`: where the documents and DirectML differ
-    observations.json  what DirectML was observed to do where they differ (read by the spec's rules)
     repro_writer.py    the stack and repro.py of its bug reports (repro.tmpl: numpy and the worker)
 
 `report_stack(target=None) -> dict` names the stack for reports of other tools (lazy: importing

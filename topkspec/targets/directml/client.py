@@ -17,9 +17,9 @@ import tempfile
 import threading
 import time
 
-from topkspec.fuzz.isolation import TargetCrashed, TargetHung, describe_exit
+from topkspec.targets.isolation import TargetCrashed, TargetHung, describe_exit
 from topkspec.targets.directml import protocol
-from topkspec.targets.directml.environment import IS_WINDOWS, Stack, needs_lane_workaround, prefix_dir, \
+from topkspec.targets.directml.environment import IS_WINDOWS, DirectMLStack, needs_lane_workaround, prefix_dir, \
     to_windows_path
 
 START_TIMEOUT = 90.0  # a cold Wine start (the prefix's services, the Vulkan driver) takes seconds
@@ -32,7 +32,7 @@ class WorkerStartError(RuntimeError):
     """The worker started but could not make its device (the message says which step failed)."""
 
 
-def worker_environment(stack: Stack, display: str | None = None) -> dict:
+def worker_environment(stack: DirectMLStack, display: str | None = None) -> dict:
     """The environment the worker runs in: under Wine, the prefix, the Vulkan driver and the display."""
     env = dict(os.environ)
     if stack.under_wine:
@@ -47,7 +47,7 @@ def worker_environment(stack: Stack, display: str | None = None) -> dict:
     return env
 
 
-def worker_command(stack: Stack, adapter: str = "auto", min_level: int = 0x1000) -> list[str]:
+def worker_command(stack: DirectMLStack, adapter: str = "auto", min_level: int = 0x1000) -> list[str]:
     """The command line that starts the worker."""
     from topkspec.targets.directml.environment import wine_binary
 
@@ -173,7 +173,7 @@ class Display:
         """The shared display stays up for the next run."""
 
 
-def run_replay(stack: Stack, folder: str, *, adapter: str = "auto", timeout: float = 600.0):
+def run_replay(stack: DirectMLStack, folder: str, *, adapter: str = "auto", timeout: float = 600.0):
     """The worker in its own replay mode (`--replay DIR`): it reads the corpus's DirectML JSON
     cases itself and prints a verdict line for each and a summary. Returns (exit code, output)."""
     display = Display().start() if stack.under_wine else None
@@ -186,7 +186,7 @@ def run_replay(stack: Stack, folder: str, *, adapter: str = "auto", timeout: flo
 class Worker:
     """One worker process at a time; see the module text."""
 
-    def __init__(self, stack: Stack, *, adapter: str = "auto", timeout: float = 5.0,
+    def __init__(self, stack: DirectMLStack, *, adapter: str = "auto", timeout: float = 5.0,
                  min_level: int = 0x1000):
         self.stack = stack
         self.adapter = adapter

@@ -10,7 +10,7 @@ descriptors whose verdict depends on a feature level other than the device's.
 strict_doc) and DirectML (CreateOperator, one DirectML.dll per version asked for) about each,
 and `markdown()` writes the table of the rows where they differ. `topkspec directml compare`
 prints it; the README's table is its output, and `--observations` writes the file the rules'
-`observations` come from (observations.json beside this file).
+`observations` come from (topkspec/spec/observations.json).
 """
 from __future__ import annotations
 

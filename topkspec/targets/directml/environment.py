@@ -301,7 +301,7 @@ def to_windows_path(path) -> str:
 # -- everything together ----------------------------------------------------------------------
 
 @dataclass
-class Stack:
+class DirectMLStack:
     """What the directml target runs on, and what is missing (empty when it can run)."""
 
     platform: str
@@ -337,17 +337,17 @@ class Stack:
                 "wine": self.wine, "vkd3d": self.vkd3d, "mesa": self.mesa, "missing": list(self.missing)}
 
 
-def current_stack() -> Stack:
+def current_stack() -> DirectMLStack:
     """The stack a run would use, with exactly what is missing."""
     import platform as platform_module
 
     machine = platform_module.machine().lower()
     if IS_WINDOWS:
-        stack = Stack("windows")
+        stack = DirectMLStack("windows")
     elif sys.platform.startswith("linux"):
-        stack = Stack("wine")
+        stack = DirectMLStack("wine")
     else:
-        return Stack(sys.platform, missing=[f"DirectML runs on Windows, or under Wine on Linux; not on {sys.platform}"])
+        return DirectMLStack(sys.platform, missing=[f"DirectML runs on Windows, or under Wine on Linux; not on {sys.platform}"])
     if machine not in ("x86_64", "amd64"):
         stack.missing.append(f"DirectML.dll is x86-64 code; this machine is {machine}")
     dll, how = chosen_dll()

@@ -1,4 +1,4 @@
-"""The directml target's repro writer for topkspec's bug reports (topkspec.report.writers).
+"""The directml target's repro writer for topkspec's bug reports (topkspec.targets.repro).
 
 repro.py's runtime part comes from repro.tmpl: a `topk(x, k, axis, op=...)` that starts the
 same worker the run used (its command line, DirectML.dll, Wine prefix, Vulkan driver and
@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+
+from topkspec.targets.repro import ReproWriter, RuntimeStack, operator_label, register_repro_writer
 
 TEMPLATE = Path(__file__).resolve().parent / "repro.tmpl"
 # Environment variables the worker needs beyond the user's own (under Wine).
@@ -63,8 +65,6 @@ def report_stack(target=None) -> dict:
 
 
 def stack(target, case, _spec=None):
-    from topkspec.report.writers import Stack, operator_label
-
     target = _target(target)
     info = target.report_stack()
     versions = {"DirectML": info.get("directml_file_version") or info.get("directml") or "?"}
@@ -81,16 +81,10 @@ def stack(target, case, _spec=None):
     if info.get("lane_workaround"):
         details.append("the worker reported non-zero wave lane counts to this old DirectML (vkd3d reports 0)")
     operator = operator_label(case) if case.family == "dml" else f"DML_TOP_K1 (lowered from {operator_label(case)})"
-    return Stack(f"DirectML {info.get('directml') or '?'}", operator, info.get("adapter") or "", versions,
+    return RuntimeStack(f"DirectML {info.get('directml') or '?'}", operator, info.get("adapter") or "", versions,
                  tuple(details))
 
 
-def register() -> None:
-    """Registers the writer with topkspec's reports (no-op when the suite has none)."""
-    try:
-        from topkspec.report.writers import ReproWriter, register_repro_writer
-    except ImportError:
-        return
-    register_repro_writer("directml", ReproWriter(template=TEMPLATE, needs="numpy and topkspec's DirectML worker "
-                                                  "(built by `topkspec directml setup`)", fill=fill, stack=stack,
-                                                  takes_op=True), target_class=TARGET_CLASS)
+register_repro_writer("directml", ReproWriter(template=TEMPLATE, needs="numpy and topkspec's DirectML worker "
+                                              "(built by `topkspec directml setup`)", fill=fill, stack=stack,
+                                              takes_op=True), target_class=TARGET_CLASS)

@@ -20,11 +20,13 @@ import os
 
 import numpy as np
 
-from topkspec.fuzz.isolation import DEFAULT_TIMEOUT, TargetCrashed, TargetHung
+from topkspec.targets.isolation import DEFAULT_TIMEOUT, TargetCrashed, TargetHung
 from topkspec.targets.base import Rejected, Target
 from topkspec.targets.directml import protocol
 from topkspec.targets.directml.client import Worker, WorkerStartError, kill_on_exit
 from topkspec.targets.directml.environment import current_stack
+from topkspec.targets.directml import repro_writer  # registers the writer of its bug reports
+
 
 # A device that is gone cannot answer again: these end the worker like a crash.
 _DEVICE_LOST = {0x887A0005, 0x887A0006, 0x887A0007, 0x887A0020}
@@ -292,12 +294,3 @@ class DirectMLTarget(Target):
             self._restarts += max(0, self._worker.starts - 1)
             self._worker.close()
             self._worker = None
-
-
-def _register_repro_writer() -> None:
-    from topkspec.targets.directml.repro_writer import register
-
-    register()
-
-
-_register_repro_writer()

@@ -13,7 +13,7 @@ import os
 import sys
 
 from topkspec.errors import UsageError
-from topkspec.fuzz.isolation import DEFAULT_TIMEOUT, TargetCrashed, TargetHung
+from topkspec.targets.isolation import DEFAULT_TIMEOUT, TargetCrashed, TargetHung
 
 
 
@@ -83,7 +83,7 @@ def check_target_names(names) -> None:
 def build_parser() -> argparse.ArgumentParser:
     from topkspec import __version__
     from topkspec.fuzz import PROFILES
-    from topkspec.spec.commands import add_spec_arguments, add_validate_arguments
+    from topkspec.cli.spec_commands import add_spec_arguments, add_validate_arguments
 
     parser = _Parser(prog="topkspec", description="Specification and fuzzing suite for the TopK operator.")
     parser.add_argument("--version", action="version", version=f"topkspec {__version__}")
@@ -135,7 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     corpus.add_argument("--from-reports", default=None, metavar="DIR",
                         help="add every counterexample kept in the report folders under DIR")
 
-    from topkspec.targets.directml.commands import add_parser as add_directml_parser
+    from topkspec.cli.directml_commands import add_parser as add_directml_parser
     add_directml_parser(sub)
     return parser
 
@@ -236,13 +236,13 @@ def cmd_corpus(args) -> int:
 
 
 def cmd_directml(args) -> int:
-    from topkspec.targets.directml.commands import run
+    from topkspec.cli.directml_commands import run
 
     return run(args)
 
 
 def main(argv=None) -> int:
-    from topkspec.spec.commands import cmd_spec, cmd_validate
+    from topkspec.cli.spec_commands import cmd_spec, cmd_validate
 
     commands = {"fuzz": cmd_fuzz, "targets": cmd_targets, "spec": cmd_spec, "validate": cmd_validate,
                 "matrix": cmd_matrix, "bench": cmd_bench, "corpus": cmd_corpus, "directml": cmd_directml}

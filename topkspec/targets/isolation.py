@@ -24,7 +24,7 @@ import sys
 import threading
 import time
 
-from topkspec.fuzz.wire import SharedBlock, Wire, attach
+from topkspec.targets.wire import SharedBlock, Wire, attach
 from topkspec.targets.base import AdapterError, Rejected, Target, describe_error
 from topkspec.targets.registry import TargetError
 
@@ -67,7 +67,7 @@ def _info(target) -> dict:
 
 def _worker_main(conn, spec, block_name=None) -> None:
     """Serve requests (method, args) from `conn` until told to stop; answer (status, payload).
-    Arrays travel through the run's shared block `block_name` (see topkspec.fuzz.wire).
+    Arrays travel through the run's shared block `block_name` (see topkspec.targets.wire).
 
     Whatever the target prints goes to stderr, so it cannot mix with the run's own output."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
@@ -340,4 +340,4 @@ class IsolatedTarget(Target):
 
 
 if __name__ == "__main__":
-    sys.exit("topkspec.fuzz.isolation starts its workers itself (multiprocessing, spawn)")
+    sys.exit("topkspec.targets.isolation starts its workers itself (multiprocessing, spawn)")

@@ -9,15 +9,11 @@ from __future__ import annotations
 import json
 import sys
 
-from topkspec.errors import UsageError
+from topkspec.errors import InputError, UsageError
 from topkspec.spec.descriptors import DescriptorError
 from topkspec.spec.export import export
 from topkspec.spec.profiles import ProfileError, parse_profile
 from topkspec.spec.validate import validate
-
-
-class InputError(UsageError):
-    """Input the validate command cannot read."""
 
 
 def add_spec_arguments(parser) -> None:
@@ -100,7 +96,7 @@ def _against(name):
     (raises InputError when it cannot be had)."""
     if name is None:
         return None
-    from topkspec.fuzz.isolation import DEFAULT_TIMEOUT
+    from topkspec.targets.isolation import DEFAULT_TIMEOUT
     from topkspec.fuzz.resolve import resolve_target
 
     try:

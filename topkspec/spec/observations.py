@@ -1,7 +1,7 @@
 """What DirectML was observed to do where it and the documents differ. Standard library only.
 
 observations.json beside this file is written by `topkspec directml compare --observations
-topkspec/targets/directml/observations.json` (the fixed descriptor set through CreateOperator):
+topkspec/spec/observations.json` (the fixed descriptor set through CreateOperator):
 per rule, which DirectML version, on which adapter and feature level, did what with which
 descriptors. The spec's rules read it (`Rule.observations`, and "observations" in the export).
 """

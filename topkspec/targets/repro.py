@@ -1,0 +1,210 @@
+"""The hook through which a target says how its bug reports replay a failure: repro.py in the
+runtime's own API, and the stack (runtime, operator, device, versions) the report names.
+
+A writer pairs a template (the runtime part of repro.py: its imports and a
+`topk(x, k, axis)` that calls the runtime as the adapter does) with the values that fill it
+and a description of the stack. A target module registers its writer once, at import:
+
+    register_repro_writer("mykind", ReproWriter(template="mykind.tmpl", needs="numpy and mylib",
+                          fill=fill, stack=stack), target_class=MyTarget)
+
+A template named without a folder is read from `templates/` beside this module; a path or a
+`importlib.resources` Traversable names one of the target's own. A target's kind is its
+`repro_kind` attribute, else the first registered class in its MRO. A target with no writer
+gets the `adapter` one: a repro that runs it through topkspec.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Callable
+
+from topkspec.spec.profiles import parse_profile
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+
+
+@dataclass(frozen=True)
+class RuntimeStack:
+    """What ran: '<runtime> <operator> (<device>)' in a report's title, versions and details below."""
+
+    runtime: str
+    operator: str = ""
+    device: str = ""
+    versions: dict = field(default_factory=dict)  # distribution -> version
+    details: tuple = ()  # lines a maintainer needs: provider, options, how K was passed
+
+    @property
+    def label(self) -> str:
+        text = " ".join(part for part in (self.runtime, self.operator) if part)
+        return f"{text} ({self.device})" if self.device else text
+
+
+@dataclass(frozen=True)
+class ReproWriter:
+    """How one kind of target replays a failure.
+
+    - template: a file name under topkspec/targets/templates/, a path or Traversable of the
+      target's own, or a function of the case returning one;
+    - fill(target, case, target_spec): the template's values;
+    - stack(target, case, target_spec): the RuntimeStack a report names;
+    - needs: what the program imports, for its docstring.
+
+    The template defines `topk(x, k, axis)` returning numpy (values, indices), or, with
+    `takes_op`, `topk(x, k, axis, op="TOP_K1")` so a repro can compare DML_TOP_K with DML_TOP_K1.
+    `checks_index_type`: the program holds the indices to the target's index type (or the
+    case's); off for plain functions, whose indices the suite converts.
+
+    A failure judged on a descriptor as written (`Target.check_descriptor`: a validator, or a
+    broken descriptor no Case carries) replays through `descriptor_template`, a template that
+    defines `validate(descriptor)`, which returns when the target accepts the descriptor and
+    raises when it refuses it; `descriptor_fill` fills it and `descriptor_needs` says what it
+    imports. A writer without one leaves such failures to the adapter writer's."""
+
+    template: object
+    needs: str
+    fill: Callable
+    stack: Callable
+    takes_op: bool = False
+    checks_index_type: bool = True
+    descriptor_template: object = None
+    descriptor_fill: Callable | None = None
+    descriptor_needs: str = ""
+
+
+_WRITERS: dict[str, ReproWriter] = {}
+_KIND_BY_CLASS: dict[str, str] = {}
+
+
+def _class_key(cls) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def register_repro_writer(kind: str, writer: ReproWriter, *, target_class=None) -> None:
+    """Use `writer` for targets of `kind` (and for instances of `target_class`, a class or its
+    'module.QualName')."""
+    _WRITERS[kind] = writer
+    if target_class is not None:
+        key = target_class if isinstance(target_class, str) else _class_key(target_class)
+        _KIND_BY_CLASS[key] = kind
+
+
+def kind_of(target) -> str | None:
+    """The kind of a target: its `repro_kind`, else the first registered class in its MRO."""
+    kind = getattr(target, "repro_kind", None)
+    if kind:
+        return kind
+    for cls in type(target).__mro__:
+        if _class_key(cls) in _KIND_BY_CLASS:
+            return _KIND_BY_CLASS[_class_key(cls)]
+    return None
+
+
+def writer_for(target) -> ReproWriter:
+    """The writer for a target (the adapter writer when its kind has none)."""
+    return _WRITERS.get(kind_of(target) if target is not None else None) or _WRITERS["adapter"]
+
+
+def descriptor_writer_for(target) -> ReproWriter:
+    """The writer that replays a descriptor judged as written: the target kind's own when it
+    has a descriptor template, else the adapter writer."""
+    writer = writer_for(target)
+    return writer if writer.descriptor_template is not None else _WRITERS["adapter"]
+
+
+def read_template(template) -> str:
+    """A template's text: a name under templates/ beside this module, or a path or Traversable."""
+    if isinstance(template, str) and "/" not in template and "\\" not in template:
+        return (TEMPLATES / template).read_text(encoding="utf-8")
+    if hasattr(template, "read_text"):
+        return template.read_text()
+    with open(template, encoding="utf-8") as handle:
+        return handle.read()
+
+
+def versions(*distributions) -> dict:
+    """{distribution: version} for those installed."""
+    found = {}
+    for name in distributions:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return found
+
+
+def operator_label(case) -> str:
+    """'TopK-24' for ONNX, 'DML_TOP_K1 (DML_FEATURE_LEVEL_5_0)' for DirectML ('DML TopK' when
+    the case stands for a descriptor whose operator cannot be read)."""
+    profile = parse_profile(case.profile)
+    if profile.family == "onnx":
+        return f"TopK-{profile.opset}"
+    op = getattr(case, "op", None)
+    return f"{f'DML_{op}' if op else 'DML TopK'} (DML_FEATURE_LEVEL_{profile.level_name})"
+
+
+# -- the writers of targets named by an import string: a plain function, or any Target ------
+
+def absolute_spec(spec_text):
+    """The target spec with a file path made absolute: the program runs from its report folder."""
+    where, sep, attr = (spec_text or "").rpartition(":")
+    if sep and (where.endswith(".py") or "/" in where or os.sep in where):
+        return f"{os.path.abspath(where)}:{attr}"
+    return spec_text
+
+
+def function_loader(spec_text: str) -> tuple[str, str]:
+    """(load lines, label) for the function an import string or file path names."""
+    where, _, attr = spec_text.rpartition(":")
+    if where.endswith(".py") or "/" in where or os.sep in where:
+        path = os.path.abspath(where)
+        name = os.path.splitext(os.path.basename(path))[0]
+        load = ("import importlib.util\n\n"
+                f"sys.path.insert(0, {os.path.dirname(path)!r})  # it may import the modules beside it\n"
+                f"spec = importlib.util.spec_from_file_location({name!r}, {path!r})\n"
+                "module = importlib.util.module_from_spec(spec)\n"
+                "spec.loader.exec_module(module)\n"
+                f"function = module.{attr}")
+        return load, f"{attr} ({os.path.basename(path)})"
+    return f"import importlib\n\nfunction = importlib.import_module({where!r}).{attr}", f"{where}:{attr}"
+
+
+def _callable_fill(target, case, spec_text) -> dict:
+    from topkspec.targets.base import selects_largest
+
+    load, _ = function_loader(spec_text or target.name)
+    return {"load": load, "largest": selects_largest(case), "axis_expr": "axis + x.ndim if axis < 0 else axis"}
+
+
+def _callable_stack(target, case, spec_text=None) -> RuntimeStack:
+    _, label = function_loader(spec_text or target.name)
+    return RuntimeStack(label, "", "", {}, (f"{spec_text or target.name} called as function(x, axis=..., k=..., "
+                                            "largest=...), sorted output expected",))
+
+
+def _adapter_descriptor_fill(target, case, spec_text) -> dict:
+    name = getattr(target, "name", spec_text)
+    return {"name": name, "spec": repr(absolute_spec(spec_text) or name)}
+
+
+def _adapter_fill(target, case, spec_text) -> dict:
+    return {**_adapter_descriptor_fill(target, case, spec_text), "case": repr(case.to_dict())}
+
+
+def _adapter_stack(target, case, _spec=None) -> RuntimeStack:
+    from topkspec import __version__
+
+    return RuntimeStack(getattr(target, "name", "target"), operator_label(case), "", {"topkspec": __version__},
+                        ("run through topkspec's adapter for it",))
+
+
+register_repro_writer("callable", ReproWriter("callable.tmpl", "numpy and the function's own module",
+                                              _callable_fill, _callable_stack, checks_index_type=False),
+                      target_class="topkspec.targets.base.CallableTarget")
+register_repro_writer("adapter", ReproWriter("adapter.tmpl", "numpy and topkspec (its adapter runs the target)",
+                                             _adapter_fill, _adapter_stack,
+                                             descriptor_template="adapter_descriptor.tmpl",
+                                             descriptor_fill=_adapter_descriptor_fill,
+                                             descriptor_needs="topkspec (its adapter asks the target)"))
