@@ -115,7 +115,7 @@ def test_nightly_workflow_shares_an_example_database():
     workflow = load(ROOT / "ci" / "github" / "topkspec-nightly.yml")
     assert "schedule" in workflow["on"]
     runs = " ".join(s.get("run", "") for s in steps(workflow))
-    assert "--profile nightly" in runs and "--database" in runs and "TOPKSPEC_REDIS_URL" in runs
+    assert "--settings nightly" in runs and "--database" in runs and "TOPKSPEC_REDIS_URL" in runs
 
 
 def readme_test_command():

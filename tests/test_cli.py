@@ -15,7 +15,7 @@ PLANTED = os.path.join(REPO, "tests", "planted_bugs.py")
 
 
 def fuzz(capsys, *args):
-    code = main(["fuzz", "--profile", "ci", "--quiet", *args])
+    code = main(["fuzz", "--settings", "ci", "--quiet", *args])
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -100,7 +100,7 @@ def test_the_example_database_replays_a_failure(capsys, tmp_path):
     (["fuzz", "--target", "reference", "--spec", "cuda:1"], "unknown profile"),
     (["fuzz", "--max-examples", "many"], "--max-examples"),
     (["fuzz", "--max-examples", "0"], "--max-examples"),
-    (["fuzz", "--profile", "weekly"], "--profile"),
+    (["fuzz", "--settings", "weekly"], "--settings"),
     (["fuzz", "--timeout", "-1"], "--timeout"),
     (["fuzz", "--no-such-option"], "unrecognized arguments"),
     (["matrix"], "--targets"),
@@ -123,7 +123,7 @@ def test_the_installed_command_exits_2_without_a_traceback():
 
 
 def test_progress_goes_to_stderr_with_time_and_rate(capsys):
-    code = main(["fuzz", "--profile", "ci", "--target", "reference", "--max-examples", "20", "--seed", "0"])
+    code = main(["fuzz", "--settings", "ci", "--target", "reference", "--max-examples", "20", "--seed", "0"])
     out, err = capsys.readouterr()
     assert code == 0, f"exit code: expected 0, got {code}"
     line = err.strip().splitlines()[-1]

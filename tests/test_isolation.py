@@ -177,7 +177,7 @@ def test_a_target_the_worker_cannot_build_fails_at_its_first_use_without_waiting
                                                  ("hang_when_k_above_1", failures.HANG)])
 def test_the_run_reports_the_crash_or_hang_with_its_case_and_carries_on(name, failure_class, tmp_path):
     result = run_fuzz(RunConfig(target=f"{HERE}:{name}", isolate=True, timeout=0.5, max_examples=40, seed=0,
-                                settings_profile="ci", groups=("valid", "deterministic"),
+                                settings="ci", groups=("valid", "deterministic"),
                                 report_dir=str(tmp_path)))
     classes = [f.failure_class for f in result.failures]
     assert classes == [failure_class], f"failure classes: expected [{failure_class!r}], got {classes}"
@@ -239,7 +239,7 @@ def test_a_plain_function_that_segfaults_is_reported_with_default_options(tmp_pa
     import subprocess
 
     done = subprocess.run([sys.executable, "-m", "topkspec", "fuzz", "--target", f"{HERE}:sigsegv_when_k_above_1",
-                           "--profile", "ci", "--max-examples", "30", "--seed", "0", "--quiet",
+                           "--settings", "ci", "--max-examples", "30", "--seed", "0", "--quiet",
                            "--report-dir", str(tmp_path / "reports")],
                           capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert done.returncode == 1, f"exit code: expected 1, got {done.returncode}\n{done.stdout}{done.stderr}"
@@ -254,7 +254,7 @@ def test_a_callable_object_that_cannot_reach_a_worker_runs_here_and_says_so():
                             name="lambda")
     with pytest.raises(Exception) as pickling:
         pickle.dumps(target)
-    result = run_fuzz(RunConfig(target=target, max_examples=10, seed=0, settings_profile="ci", groups=("valid",)))
+    result = run_fuzz(RunConfig(target=target, max_examples=10, seed=0, settings="ci", groups=("valid",)))
     assert result.ok, result.failures
     reason = f"({pickling.type.__name__})"  # what pickle said, not an error of the worker's cleanup
     assert any("not isolated" in note and reason in note for note in result.notes), (
@@ -354,7 +354,7 @@ def test_the_run_works_on_while_the_worker_runs_the_target(marker):
     target = _target("says_it_started")
     seen = []
     try:
-        ctx = GroupContext(target, RunResult(target="t", version="v", profile="dml:5.0", settings_profile=None,
+        ctx = GroupContext(target, RunResult(target="t", version="v", profile="dml:5.0", settings=None,
                                              seed=None, max_examples=1), "valid")
         values, _ = ctx.run(CASE, X, meanwhile=lambda: seen.append(_started_within(marker)))
     finally:

@@ -140,7 +140,7 @@ def test_a_group_that_judged_nothing_fails(pytester):
 def test_the_ci_profile_is_a_budget_per_run_as_in_the_command_line(pytester, tmp_path):
     import xml.etree.ElementTree as ElementTree
 
-    from topkspec.fuzz import PROFILES, split_budget
+    from topkspec.fuzz import SETTINGS, split_budget
 
     junit = tmp_path / "junit.xml"
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--pyargs", "topkspec.suite",
@@ -153,7 +153,7 @@ def test_the_ci_profile_is_a_budget_per_run_as_in_the_command_line(pytester, tmp
         props = {p.get("name"): int(p.get("value")) for p in case.iter("property")}
         budgets[group] = props["topkspec_budget"]
         assert props["topkspec_examples"] >= props["topkspec_budget"], f"{group}: {props}"
-    expected = split_budget(PROFILES["ci"]["max_examples"], ["valid", "nan", "metamorphic", "invalid", "deterministic"])
+    expected = split_budget(SETTINGS["ci"]["max_examples"], ["valid", "nan", "metamorphic", "invalid", "deterministic"])
     assert budgets == expected, f"per-group budgets: expected {expected}, got {budgets}"
     assert sum(budgets.values()) == 200, f"a ci run is 200 examples, got {sum(budgets.values())}"
 

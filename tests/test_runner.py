@@ -42,7 +42,7 @@ def test_each_failure_is_shrunk_under_its_own_rule_and_the_summary_counts_them()
     # below the axis size the wrong values come back (out.values.select), with K equal to it
     # the right ones in the wrong order (out.order). Each is found and shrunk on its own.
     result = run_fuzz(RunConfig(target=f"{PLANTED}:ignores_direction", max_examples=40, seed=0,
-                                settings_profile="ci", groups=("valid",)))
+                                settings="ci", groups=("valid",)))
     assert sorted(f.rule for f in result.failures) == ["out.order", "out.values.select"], \
         f"failures: {[f.rule for f in result.failures]}"
     for failure in result.failures:
@@ -57,7 +57,7 @@ def test_each_failure_is_shrunk_under_its_own_rule_and_the_summary_counts_them()
 
 
 def test_coverage_and_examples_per_property_are_counted():
-    result = run_fuzz(RunConfig(target="reference", max_examples=50, seed=0, settings_profile="ci"))
+    result = run_fuzz(RunConfig(target="reference", max_examples=50, seed=0, settings="ci"))
     assert result.ok, format_summary(result)
     assert result.total_examples == 50, f"examples: {dict(result.examples)}"
     assert set(result.examples) == {"valid", "nan", "metamorphic", "invalid", "deterministic"}, dict(result.examples)
@@ -74,7 +74,7 @@ def test_a_target_without_validation_skips_the_rejection_group():
     target = CallableTarget(lambda x, *, axis, k, largest: reference_topk(x, axis=axis, k=k, largest=largest),
                             name="lenient")
     target.validates = False
-    result = run_fuzz(RunConfig(target=target, max_examples=10, seed=0, settings_profile="ci"))
+    result = run_fuzz(RunConfig(target=target, max_examples=10, seed=0, settings="ci"))
     assert "invalid" not in result.examples, f"groups run: {dict(result.examples)}"
 
 
@@ -82,7 +82,7 @@ def test_type_and_rank_rejections_apply_only_to_targets_that_know_the_tables():
     def beyond_tables(result):  # float64 values and rank 9 are outside DirectML 5.0's tables
         return {(dtype, rank) for dtype, rank in result.coverage if dtype == "float64" or rank > 8}
 
-    config = dict(max_examples=120, seed=0, settings_profile="ci", groups=("invalid",), profile="dml:5.0")
+    config = dict(max_examples=120, seed=0, settings="ci", groups=("invalid",), profile="dml:5.0")
     reference = run_fuzz(RunConfig(target="reference", **config))
     assert reference.ok and beyond_tables(reference), f"reference: {dict(reference.coverage)}"
     plain = run_fuzz(RunConfig(target=f"{PLANTED}:CORRECT", **config))
@@ -106,7 +106,7 @@ def test_invalid_cases_the_target_does_not_implement_are_not_run():
         return reference_topk(x, axis=axis, k=max(k, 0), largest=largest)
 
     result = run_fuzz(RunConfig(target=Float32Only(accepts_anything, name="float32-only"), max_examples=400,
-                                seed=1, settings_profile="ci", groups=("invalid",), profile="onnx:24", shrink=False))
+                                seed=1, settings="ci", groups=("invalid",), profile="onnx:24", shrink=False))
     assert result.unsupported["no kernel but for float32"] > 0, f"unsupported: {dict(result.unsupported)}"
     assert set(calls) <= {"float32"}, f"cases the target declared unsupported were run: {set(calls)}"
     assert not result.ok, "k = 0 and K above the size, accepted for other types, must be found"
@@ -135,7 +135,7 @@ def test_metamorphic_examples_ask_each_call_once_and_deterministic_ones_repeat_i
     for group, wanted in (("metamorphic", "K=3 and K=1 as drawn, then the axis moved: 3 calls"),
                           ("deterministic", "the same call twice")):
         calls.clear()
-        result = RunResult(target="counting", version="", profile="onnx:24", settings_profile="ci", seed=0,
+        result = RunResult(target="counting", version="", profile="onnx:24", settings="ci", seed=0,
                            max_examples=1, notes=[], strict_doc=False)
         assert groups[group][1](GroupContext(target, result, group), (case, x)), f"{group}: nothing compared"
         distinct = len(set(calls))
@@ -143,9 +143,9 @@ def test_metamorphic_examples_ask_each_call_once_and_deterministic_ones_repeat_i
             f"{group}: {len(calls)} calls, {distinct} distinct; expected {wanted}")
 
 
-def test_an_unknown_settings_profile_is_a_run_error():
+def test_unknown_settings_are_a_run_error():
     with pytest.raises(RunError, match="weekly"):
-        run_fuzz(RunConfig(target="reference", settings_profile="weekly"))
+        run_fuzz(RunConfig(target="reference", settings="weekly"))
 
 
 BROKEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plugins", "broken_adapters.py")
@@ -155,7 +155,7 @@ BROKEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plugins", "br
 @pytest.mark.parametrize("group", ["valid", "invalid"])
 def test_an_adapter_bug_is_an_adapter_error_not_a_pass_nor_a_runtime_fault(group, isolate):
     result = run_fuzz(RunConfig(target=f"{BROKEN}:attribute_error", max_examples=20, seed=0,
-                                settings_profile="ci", groups=(group,), isolate=isolate))
+                                settings="ci", groups=(group,), isolate=isolate))
     classes = [f.failure_class for f in result.failures]
     assert classes == [failures.ADAPTER_ERROR], \
         f"{group} group, isolate={isolate}: expected [{failures.ADAPTER_ERROR!r}], got {classes}\n{format_summary(result)}"
@@ -169,11 +169,11 @@ def test_a_target_that_raises_anything_but_rejected_is_an_adapter_error(isolate)
 
     spec = f"{BROKEN}:ValueErrorTarget"
     result = run_fuzz(RunConfig(target=spec if isolate else get_target(spec), max_examples=30, seed=0,
-                                settings_profile="ci", groups=("invalid",), isolate=isolate))
+                                settings="ci", groups=("invalid",), isolate=isolate))
     classes = [f.failure_class for f in result.failures]
     assert classes == [failures.ADAPTER_ERROR], f"isolate={isolate}: got {classes}\n{format_summary(result)}"
     rejecting = run_fuzz(RunConfig(target=f"{BROKEN}:RejectingTarget", max_examples=30, seed=0,
-                                   settings_profile="ci", groups=("invalid",), isolate=isolate))
+                                   settings="ci", groups=("invalid",), isolate=isolate))
     assert rejecting.ok, f"a Target refusing with Rejected holds:\n{format_summary(rejecting)}"
 
 
@@ -181,7 +181,7 @@ def test_a_target_that_raises_anything_but_rejected_is_an_adapter_error(isolate)
 
 def test_refusing_k_at_the_axis_size_is_not_a_failure_at_directml_profiles():
     result = run_fuzz(RunConfig(target=f"{PLANTED}:rejects_k_equal_n", max_examples=80, seed=0,
-                                settings_profile="ci", profile="dml:5.0"))
+                                settings="ci", profile="dml:5.0"))
     assert result.ok, format_summary(result)
     assert result.refused_k_at_axis_size > 0, "no K equal to the axis size was drawn"
     assert "K equal to the axis size refused" in format_summary(result), format_summary(result)
@@ -189,13 +189,13 @@ def test_refusing_k_at_the_axis_size_is_not_a_failure_at_directml_profiles():
 
 def test_refusing_k_at_the_axis_size_is_a_failure_at_onnx_profiles():
     result = run_fuzz(RunConfig(target=f"{PLANTED}:rejects_k_equal_n", max_examples=60, seed=0,
-                                settings_profile="ci", profile="onnx:11", groups=("valid",)))
+                                settings="ci", profile="onnx:11", groups=("valid",)))
     classes = [f.failure_class for f in result.failures]
     assert classes == [failures.REJECTS_VALID], f"expected a refused valid case, got {classes}"
 
 
 def test_strict_doc_holds_every_target_to_the_literal_text():
-    config = dict(max_examples=80, seed=0, settings_profile="ci", profile="dml:5.0", strict_doc=True)
+    config = dict(max_examples=80, seed=0, settings="ci", profile="dml:5.0", strict_doc=True)
     accepts = run_fuzz(RunConfig(target=f"{PLANTED}:CORRECT", **config))
     rules = [(f.rule, f.failure_class) for f in accepts.failures]
     assert rules == [("dml.k.max_strict", failures.ACCEPTS_INVALID)], f"accepting K = n under strict_doc: {rules}"
@@ -208,7 +208,7 @@ def test_strict_doc_holds_every_target_to_the_literal_text():
 
 def test_a_run_that_judged_nothing_says_so_and_does_not_pass():
     result = run_fuzz(RunConfig(target=f"{BROKEN}:NothingSupported", max_examples=40, seed=0,
-                                settings_profile="ci", isolate=False))
+                                settings="ci", isolate=False))
     summary = format_summary(result)
     assert result.ok and result.vacuous and result.exit_code == 3, summary
     assert "every property held" not in summary and "judged too little" in summary, summary
@@ -217,7 +217,7 @@ def test_a_run_that_judged_nothing_says_so_and_does_not_pass():
 
 def test_a_group_that_judged_too_little_is_named():
     result = run_fuzz(RunConfig(target=f"{BROKEN}:OnlyInt8", max_examples=200, seed=0,
-                                settings_profile="ci", isolate=False, profile="onnx:24"))
+                                settings="ci", isolate=False, profile="onnx:24"))
     thin = {group for group, _, _ in result.thin_groups()}
     assert "nan" in thin, f"the nan group judged no case (no float type supported): {result.thin_groups()}"
     assert result.exit_code == 3, format_summary(result)
@@ -232,7 +232,7 @@ def test_with_nan_a_metamorphic_failure_names_the_result_that_broke_the_nan_rule
     from topkspec.properties.failures import Violation
 
     result = run_fuzz(RunConfig(target=f"{PLANTED}:nan_breaks_order", max_examples=200, seed=0,
-                                settings_profile="ci", groups=("metamorphic",)))
+                                settings="ci", groups=("metamorphic",)))
     assert len(result.failures) == 1, f"failures: {[f.rule for f in result.failures]}"
     failure = result.failures[0]
     assert (failure.rule, failure.relation) == ("out.nan.unspecified", "result"), (failure.rule, failure.relation)
@@ -253,7 +253,7 @@ def test_a_group_whose_failure_another_group_found_first_is_said_to_have_failed(
     from topkspec.properties.failures import Violation
     from topkspec.spec import Case
 
-    result = RunResult(target="t", version="", profile="onnx:11", settings_profile="ci", seed=0, max_examples=20)
+    result = RunResult(target="t", version="", profile="onnx:11", settings="ci", seed=0, max_examples=20)
     result.budgets = {"nan": 10, "metamorphic": 10}
     result.examples.update({"nan": 30, "metamorphic": 25})
     case = Case("onnx:11", "TopK", "float32", (2,), 0, 1, index_dtype="int64")
@@ -273,7 +273,7 @@ def test_a_failure_an_earlier_group_kept_is_passed_over_and_the_group_digs_on():
     # the nan group meets the same failures, already kept, passes over them (no shrinking
     # again, no second report) and spends its budget looking for others.
     result = run_fuzz(RunConfig(target=f"{PLANTED}:one_based_indices", max_examples=60, seed=0,
-                                settings_profile="ci", groups=("valid", "nan")))
+                                settings="ci", groups=("valid", "nan")))
     assert {f.group for f in result.failures} == {"valid"}, [(f.group, f.rule) for f in result.failures]
     assert "out.values.gather" in {f.rule for f in result.failures}, [f.rule for f in result.failures]
     assert result.groups_that_failed() == {"valid", "nan"}, result.groups_that_failed()

@@ -80,7 +80,7 @@ def checks(tmp_path):
 
 
 def fuzz(capsys, *args):
-    code = main(["fuzz", "--profile", "ci", "--quiet", *args])
+    code = main(["fuzz", "--settings", "ci", "--quiet", *args])
     out, err = capsys.readouterr()
     return code, out, err
 

@@ -44,9 +44,9 @@ _SESSION = pytest.StashKey[object]()
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config):
     # Registered (not loaded) before Hypothesis's own plugin loads --hypothesis-profile.
-    from topkspec.fuzz import register_profiles
+    from topkspec.fuzz import register_settings
 
-    register_profiles()
+    register_settings()
     _check_options(config)
 
 
@@ -116,7 +116,7 @@ class TopKSession:
             from topkspec.known import load_known
             known = load_known(known or None, self.target.name)
         return RunResult(target=self.target.name, version=self.target.version(), profile=self.profile,
-                         settings_profile=None, seed=None, max_examples=settings.default.max_examples,
+                         settings=None, seed=None, max_examples=settings.default.max_examples,
                          strict_doc=self.strict_doc, known=known,
                          report_known=config.getoption("--topk-report-known"),
                          documents_only=config.getoption("--topk-documents-only"),

@@ -82,7 +82,7 @@ def check_target_names(names) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     from topkspec import __version__
-    from topkspec.fuzz import PROFILES
+    from topkspec.fuzz import SETTINGS
     from topkspec.cli.spec_commands import add_spec_arguments, add_validate_arguments
 
     parser = _Parser(prog="topkspec", description="Specification and fuzzing suite for the TopK operator.")
@@ -95,8 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
     fuzz.add_argument("--max-examples", type=_positive, default=None,
                       help="examples for the whole run, shared among the property groups")
     fuzz.add_argument("--report-dir", default=None, help="write a bug report folder per failure here")
-    fuzz.add_argument("--profile", dest="settings_profile", choices=sorted(PROFILES), default=None,
-                      help="Hypothesis settings profile (ci: derandomised, no database)")
+    fuzz.add_argument("--settings", choices=sorted(SETTINGS), default=None,
+                      help="named Hypothesis settings (ci: derandomised, no database; dev; nightly)")
     fuzz.add_argument("--database", default=None,
                       help="example database: a directory or redis://host:port/db (default .topkspec/examples)")
     fuzz.add_argument("--quiet", action="store_true", help="no progress lines")
@@ -154,7 +154,7 @@ def cmd_fuzz(args) -> int:
         from topkspec.fuzz import RunConfig, format_summary, run_fuzz
 
         config = RunConfig(target=args.target, profile=args.profile, max_examples=args.max_examples,
-                           seed=args.seed, settings_profile=args.settings_profile, database=args.database,
+                           seed=args.seed, settings=args.settings, database=args.database,
                            report_dir=args.report_dir, isolate=_isolate(args.isolate), timeout=args.timeout,
                            progress=None if args.quiet else sys.stderr, strict_doc=args.strict_doc,
                            known=args.known, report_known=args.report_known, documents_only=args.documents_only)

@@ -1,6 +1,6 @@
 """The engine: Hypothesis drives the properties against a target and collects what broke.
 
-- config: the run's options (RunConfig), settings profiles, RunError;
+- config: the run's options (RunConfig), named settings (SETTINGS), RunError;
 - database: the example database (KeyedDatabase, open_database);
 - results: what a run produces (Failure, RunResult);
 - context: a group's calls to the target, timed and guarded;
@@ -17,7 +17,7 @@ Targets run in a worker process by topkspec.targets.isolation.
 import importlib
 
 _WHERE = {
-    "RunConfig": "config", "RunError": "config", "PROFILES": "config", "register_profiles": "config",
+    "RunConfig": "config", "RunError": "config", "SETTINGS": "config", "register_settings": "config",
     "KeyedDatabase": "database", "open_database": "database",
     "Failure": "results", "RunResult": "results", "record_failure": "results",
     "plan_groups": "groups", "split_budget": "groups",

@@ -5,7 +5,7 @@ process; then how often each adversarial pattern occurs in the examples each gro
     topkspec bench --targets reference,onnxruntime --max-examples 300 --seed 0 --repeat 3
 
 prints JSON lines: the floor, one line per target, then one coverage line per property group
-and spec profile of the targets. `python -m topkspec.fuzz.bench --profile onnx:24` prints the
+and spec profile of the targets. `python -m topkspec.fuzz.bench --spec onnx:24` prints the
 coverage as tables a person reads.
 """
 from __future__ import annotations
@@ -53,7 +53,7 @@ def _target_once(name: str, max_examples: int, seed: int, progress):
     from topkspec.fuzz.config import RunConfig
     from topkspec.fuzz.run import run_fuzz
 
-    return run_fuzz(RunConfig(target=name, max_examples=max_examples, seed=seed, settings_profile="ci",
+    return run_fuzz(RunConfig(target=name, max_examples=max_examples, seed=seed, settings="ci",
                               shrink=False, progress=progress))
 
 
@@ -141,11 +141,11 @@ def run_bench(names, *, max_examples: int = 300, seed: int = 0, repeat: int = 3,
 
 
 def main(argv=None) -> int:
-    """Coverage tables: python -m topkspec.fuzz.bench [--profile onnx:24] [--max-examples 1000]"""
+    """Coverage tables: python -m topkspec.fuzz.bench [--spec onnx:24] [--max-examples 1000]"""
     from topkspec.strategies.coverage import format_tally
 
     parser = argparse.ArgumentParser(description="how often each adversarial pattern is drawn")
-    parser.add_argument("--profile", action="append", help="spec profile (repeatable; default onnx:24, dml:5.0)")
+    parser.add_argument("--spec", dest="profile", action="append", help="spec profile (repeatable; default onnx:24, dml:5.0)")
     parser.add_argument("--max-examples", type=int, default=1000, help="examples per group")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)

@@ -1,4 +1,4 @@
-"""How a run is configured: the run's options, the Hypothesis settings profiles, the limits
+"""How a run is configured: the run's options, its named Hypothesis settings, the limits
 the run loop and the verdict use, and the error for a run that cannot start."""
 from __future__ import annotations
 
@@ -16,14 +16,15 @@ ADAPTER_RULE = "adapter"
 # Share of the budget each group gets (renormalised over the groups that apply).
 GROUP_WEIGHTS = {"valid": 0.40, "nan": 0.20, "metamorphic": 0.15, "invalid": 0.15, "deterministic": 0.10, "accepts": 0.10}
 
-# Settings profiles (registered with Hypothesis by register_profiles, never loaded here).
-PROFILES = {
+# The run's settings by name: Hypothesis settings, registered with Hypothesis as profiles of the
+# same names (and topkspec-<name>) by register_settings, never loaded here.
+SETTINGS = {
     "ci": dict(derandomize=True, max_examples=200, deadline=None, database=None, print_blob=True),
     "dev": dict(max_examples=100, deadline=None),
     "nightly": dict(max_examples=5000, deadline=None),
 }
-# Profiles that keep failures in the example database unless the user names one.
-PROFILES_WITH_DATABASE = ("dev", "nightly")
+# Settings that keep failures in the example database unless the user names one.
+SETTINGS_WITH_DATABASE = ("dev", "nightly")
 
 # A group that judged fewer than this share of its examples (at least one) judged too little to
 # be a verdict: every other case was unsupported, refused as allowed, or not runnable.
@@ -42,14 +43,14 @@ MAX_HANG_REPLAYS = 2
 
 
 class RunError(UsageError):
-    """A run that cannot start: bad profile, bad database, unavailable target."""
+    """A run that cannot start: bad spec profile or settings, bad database, unavailable target."""
 
 
-def register_profiles() -> None:
-    """Register topkspec's Hypothesis settings profiles ci, dev and nightly (not loading any)."""
+def register_settings() -> None:
+    """Register the settings ci, dev and nightly as Hypothesis settings profiles (loading none)."""
     from hypothesis import settings  # here: the command line resolves its target before Hypothesis loads
 
-    for name, values in PROFILES.items():
+    for name, values in SETTINGS.items():
         settings.register_profile(f"topkspec-{name}", **values)
         settings.register_profile(name, **values)
 
@@ -58,9 +59,9 @@ def register_profiles() -> None:
 class RunConfig:
     target: object = "onnxruntime"  # a name, import string or Target
     profile: str | None = None  # spec profile; None: the target's default
-    max_examples: int | None = None  # budget of the whole run; None: the settings profile's
+    max_examples: int | None = None  # budget of the whole run; None: the named settings'
     seed: int | None = None
-    settings_profile: str | None = None  # ci, dev, nightly
+    settings: str | None = None  # named settings: ci, dev, nightly (SETTINGS)
     database: str | None = None  # directory or redis:// URL; None: the profile's choice
     report_dir: str | None = None
     isolate: bool | None = None  # None: isolate native targets

@@ -87,7 +87,7 @@ def run_matrix(names, *, max_examples: int = 200, seed=None, profile=None, repor
         if progress is not None:
             progress.write(f"topkspec: matrix target {number} of {len(names)}: {name}\n")
         config = RunConfig(target=name, profile=profile, max_examples=max_examples, seed=seed,
-                           settings_profile="ci", report_dir=os.path.join(report_dir, slug(name)),
+                           settings="ci", report_dir=os.path.join(report_dir, slug(name)),
                            isolate=isolate, timeout=timeout, progress=progress, known=known,
                            report_known=report_known, documents_only=documents_only)
         try:

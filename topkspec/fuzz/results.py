@@ -97,7 +97,7 @@ class RunResult:
     target: str
     version: str
     profile: str
-    settings_profile: str | None
+    settings: str | None
     seed: int | None
     max_examples: int
     examples: Counter = field(default_factory=Counter)  # per group

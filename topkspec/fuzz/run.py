@@ -32,7 +32,7 @@ from hypothesis import seed as hypothesis_seed
 from topkspec.errors import remove_if_empty, writable_folder
 from topkspec.properties.failures import Violation
 from topkspec.fuzz.config import (
-    DEFAULT_DATABASE, MAX_SEARCHES, PROFILES, PROFILES_WITH_DATABASE, RunConfig, RunError, register_profiles,
+    DEFAULT_DATABASE, MAX_SEARCHES, SETTINGS, SETTINGS_WITH_DATABASE, RunConfig, RunError, register_settings,
 )
 from topkspec.fuzz.context import GroupContext
 from topkspec.fuzz.database import KeyedDatabase, open_database
@@ -89,14 +89,14 @@ class _CtrlC:
 
 
 def _settings_for(config: RunConfig):
-    """(base settings, database location) from the settings profile and the options."""
-    register_profiles()
-    name = config.settings_profile
-    if name is not None and name not in PROFILES:
-        raise RunError(f"unknown settings profile {name!r}: choose from {', '.join(PROFILES)}")
-    values = dict(PROFILES.get(name or "dev"))
+    """(base settings, database location) from the run's named settings and the options."""
+    register_settings()
+    name = config.settings
+    if name is not None and name not in SETTINGS:
+        raise RunError(f"unknown settings {name!r}: choose from {', '.join(SETTINGS)}")
+    values = dict(SETTINGS.get(name or "dev"))
     database = config.database
-    if database is None and (name or "dev") in PROFILES_WITH_DATABASE:
+    if database is None and (name or "dev") in SETTINGS_WITH_DATABASE:
         database = DEFAULT_DATABASE
     return values, database
 
@@ -159,7 +159,7 @@ def _search(config: RunConfig, target: Target | None, made: list) -> RunResult:
             except KnownError as exc:
                 raise RunError(str(exc)) from None
         result = RunResult(target=target.name, version=version, profile=profile,
-                           settings_profile=config.settings_profile, seed=config.seed, max_examples=budget,
+                           settings=config.settings, seed=config.seed, max_examples=budget,
                            notes=notes, strict_doc=config.strict_doc, known=known,
                            report_known=config.report_known, documents_only=config.documents_only,
                            computes=target.computes)

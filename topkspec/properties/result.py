@@ -11,7 +11,7 @@ import numpy as np
 from topkspec.spec import dtypes
 from topkspec.properties.failures import Violation
 from topkspec.properties.sequences import (
-    as_numbers, at, bits, is_float, keys, nan_mask, rows, same_bits, show, take_rows, where,
+    as_numbers, at, bits, is_float_array, keys, nan_mask, rows, same_bits, show, take_rows, where,
 )
 from topkspec.spec.reference import reference_topk
 
@@ -76,7 +76,7 @@ def check_indices(case, x, values, indices):
     idx, outer = rows(case, as_numbers(indices))
     n = case.axis_size
     bad = (idx < 0) | (idx >= n)
-    if is_float(idx):
+    if is_float_array(idx):
         bad |= idx != np.floor(idx)
     if bad.any():
         r, p = _first(bad)

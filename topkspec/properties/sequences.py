@@ -59,7 +59,7 @@ def by_index(case, values, indices) -> tuple[np.ndarray, np.ndarray]:
     return back(value_rows), back(index_rows)
 
 
-def is_float(arr: np.ndarray) -> bool:
+def is_float_array(arr: np.ndarray) -> bool:
     return arr.dtype.kind not in "iub"
 
 
@@ -67,7 +67,7 @@ def keys(arr: np.ndarray) -> np.ndarray:
     """Values in a type numpy compares exactly: integers as they are, every float type as
     float64 (float16 and bfloat16 widen without rounding)."""
     arr = np.asarray(arr)
-    return arr.astype(np.float64) if is_float(arr) else arr
+    return arr.astype(np.float64) if is_float_array(arr) else arr
 
 
 def bits(arr: np.ndarray) -> np.ndarray:
@@ -78,25 +78,28 @@ def bits(arr: np.ndarray) -> np.ndarray:
 
 def nan_mask(arr: np.ndarray) -> np.ndarray:
     arr = np.asarray(arr)
-    return np.isnan(arr.astype(np.float64)) if is_float(arr) else np.zeros(arr.shape, dtype=bool)
+    return np.isnan(arr.astype(np.float64)) if is_float_array(arr) else np.zeros(arr.shape, dtype=bool)
 
 
 def same_bits(a: np.ndarray, b: np.ndarray, *, nan_equal=False) -> np.ndarray:
     """Elementwise: a and b have the same bits (any NaN matches any NaN when nan_equal)."""
     same = bits(a) == bits(b)
-    if nan_equal and is_float(a):
+    if nan_equal and is_float_array(a):
         same |= nan_mask(a) & nan_mask(b)
     return same
 
 
 def show(value) -> str:
-    """A number as a person reads it: -0.0 keeps its sign, integers print whole."""
+    """A number as a person reads it (in messages and reports): -0.0 keeps its sign, integers
+    print whole, no numpy type names."""
     if isinstance(value, np.generic) and dtypes.name_of(value.dtype) == "bfloat16":
         value = float(value)
     if isinstance(value, (np.floating, float)):
         return repr(float(value))
-    if isinstance(value, (np.integer, int)):
+    if isinstance(value, (np.integer, int)) and not isinstance(value, (bool, np.bool_)):
         return str(int(value))
+    if isinstance(value, np.generic):
+        value = value.item()
     return repr(value)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from topkspec.spec.profiles import parse_profile
 
 
-def version_of(case) -> str | None:
+def topk_version(case) -> str | None:
     """The ONNX TopK version a case is judged by ("24"); None for DirectML."""
     profile = parse_profile(case.profile)
     return profile.opset if profile.family == "onnx" else None
@@ -20,7 +20,7 @@ def citations(rule_id: str, case) -> list[dict]:
     rule = spec.RULES.get(rule_id)
     if rule is None:
         return []
-    version = version_of(case)
+    version = topk_version(case)
     out = []
     for cited in rule.sources_for(case.family, case.op, version):
         doc = DOCUMENTS[cited["doc"]]

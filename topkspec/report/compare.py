@@ -7,7 +7,7 @@ import numpy as np
 
 from topkspec.spec import dtypes
 from topkspec.spec.reference import reference_topk
-from topkspec.properties.sequences import keys, nan_mask, rows, same_bits
+from topkspec.properties.sequences import keys, nan_mask, rows, same_bits, show
 from topkspec.properties.result import reference_result
 
 TABLE_ROWS = 40  # rows of the expected/actual table before it is cut
@@ -89,15 +89,6 @@ def compared_outputs(failure, relation: str):
             return "expected (TOP_K1 DECREASING)", first, "actual (TOP_K)", second
         return "expected (first run)", first, "actual (second run)", second
     return None
-
-
-def show(value) -> str:
-    """A number as plain Python writes it: -0.0 keeps its sign, no numpy type names."""
-    if hasattr(value, "item"):
-        value = value.item()
-    if isinstance(value, float) and value == 0:
-        return "-0.0" if np.signbit(value) else "0.0"
-    return repr(value)
 
 
 def where_text(where) -> str:

@@ -4,13 +4,19 @@ A check reads the normalised descriptor (see descriptors.normalise), its paramet
 rule, and the exported tables; it returns a list of messages, empty when the rule holds. The
 words in CHECK_KINDS are the contract: a validator in another language implements the same
 kinds from them and the JSON export.
+
+`ctx` is worked out once per kind of descriptor (`context`): the profile, and for DirectML the
+operator's support row at the level and the sets the quick tests use, so a check does not look
+them up per descriptor. The structural checks first try a quick test that the rule holds and
+build their messages only when it does not.
 """
 from __future__ import annotations
 
-from topkspec.spec.tables import DML_DATA_TYPES
+from topkspec.spec.tables import CHECK_KIND_MEANINGS, DML_DATA_TYPES
 
 _UINT_MAX = 2**32 - 1
 _TENSOR_OPTIONAL_INT_FIELDS = ("TotalTensorSizeInBytes", "GuaranteedBaseOffsetAlignment", "Flags")
+_PLAIN_TENSOR = frozenset({"DataType", "Sizes"})
 
 
 def _is_int(v) -> bool:
@@ -25,27 +31,33 @@ def _uint_list(v) -> bool:
     return isinstance(v, list) and all(_is_uint(s) for s in v)
 
 
-def _body(view):
-    return view["Desc"]
+def _plain_uints(v) -> bool:
+    """A quick yes for a list of plain ints in [0, 2**32-1] (a no means: ask _uint_list)."""
+    if type(v) is not list:
+        return False
+    for s in v:
+        if type(s) is not int or not 0 <= s <= _UINT_MAX:
+            return False
+    return True
 
 
 def _sizes(view, tensor):
     if tensor == "X":
         return view["X"]["shape"]
-    return _body(view)[tensor]["Sizes"]
+    return view["Desc"][tensor]["Sizes"]
 
 
 def _axis(view, rank):
     """Normalised axis (DirectML: Axis; ONNX: axis attribute, default -1)."""
     if "Desc" in view:
-        return _body(view)["Axis"]
+        return view["Desc"]["Axis"]
     axis = (view.get("attributes") or {}).get("axis", -1)
     return axis + rank if axis < 0 else axis
 
 
 def _k(view):
     if "Desc" in view:
-        return _body(view)["K"]
+        return view["Desc"]["K"]
     k = view["k"]
     return k[0] if isinstance(k, list) else k
 
@@ -57,10 +69,35 @@ def support_row(tables, op, level):
     return max(rows, key=lambda r: tables["dml_feature_levels"][r["since"]]) if rows else None
 
 
+def context(tables, family, op, level=None, level_name=None, opset=None) -> dict:
+    """The ctx of one kind of descriptor: family, level, opset, level_name, and for DirectML what
+    the checks would otherwise look up per descriptor: the support row, the member sets and the
+    DataType names (each left out where the tables do not give it: the checks then read the
+    tables themselves, and fail as they would)."""
+    ctx = {"family": family, "level": level, "opset": opset, "level_name": level_name}
+    makers = {"row": lambda: support_row(tables, op, level),
+              "desc_fields": lambda: frozenset(tables["dml_desc_fields"][op]),
+              "tensor_fields": lambda: _PLAIN_TENSOR if (tables["dml_tensor_fields"]["optional"] is not None and
+                                                         set(tables["dml_tensor_fields"]["required"]) == _PLAIN_TENSOR) else None,
+              "data_types": lambda: frozenset(t for t in tables["dml_data_types"] if type(t) is str)}
+    for key, make in makers.items() if family == "dml" else ():
+        try:
+            ctx[key] = make()
+        except (KeyError, TypeError, ValueError):
+            pass
+    return ctx
+
+
+def _row(tables, view, ctx):
+    return ctx["row"] if "row" in ctx else support_row(tables, view["Type"], ctx["level"])
+
+
 # -- DirectML -------------------------------------------------------------------------------
 
 def dml_fields(view, params, tables, ctx):
     body = view.get("Desc")
+    if type(body) is dict and body.keys() == ctx.get("desc_fields") and _dml_fields_hold(body):
+        return []
     if not isinstance(body, dict):
         return ['"Desc" must be an object holding the operator\'s members']
     expected = tables["dml_desc_fields"][view["Type"]]
@@ -78,11 +115,40 @@ def dml_fields(view, params, tables, ctx):
     return msgs
 
 
+def _dml_fields_hold(body) -> bool:
+    """A quick yes for members of the right JSON types (a no means: build the messages)."""
+    for name in ("InputTensor", "OutputValueTensor", "OutputIndexTensor"):
+        if name in body and type(body[name]) is not dict:
+            return False
+    for name in ("Axis", "K"):
+        if name in body and (type(body[name]) is not int or not 0 <= body[name] <= _UINT_MAX):
+            return False
+    return "AxisDirection" not in body or type(body["AxisDirection"]) in (int, str)
+
+
+def _dml_tensor_fields_hold(view, params, ctx) -> bool:
+    """A quick yes for tensors of exactly DataType (a known name) and Sizes (plain UINTs)."""
+    plain, known = ctx.get("tensor_fields"), ctx.get("data_types")
+    if plain is None or known is None:
+        return False
+    body = view["Desc"]
+    for name in params["tensors"]:
+        tensor = body[name]
+        if type(tensor) is not dict or tensor.keys() != plain:
+            return False
+        data_type = tensor["DataType"]
+        if type(data_type) is not str or data_type not in known or not _plain_uints(tensor["Sizes"]):
+            return False
+    return True
+
+
 def dml_tensor_fields(view, params, tables, ctx):
+    if _dml_tensor_fields_hold(view, params, ctx):
+        return []
     allowed = tables["dml_tensor_fields"]["required"] + tables["dml_tensor_fields"]["optional"]
     msgs = []
     for name in params["tensors"]:
-        tensor = _body(view)[name]
+        tensor = view["Desc"][name]
         for field in tables["dml_tensor_fields"]["required"]:
             if field not in tensor:
                 msgs.append(f"{name} is missing {field}")
@@ -101,7 +167,7 @@ def dml_tensor_fields(view, params, tables, ctx):
 
 
 def dml_operator_available(view, params, tables, ctx):
-    if support_row(tables, view["Type"], ctx["level"]) is None:
+    if _row(tables, view, ctx) is None:
         first = min(tables["dml_support"][view["Type"]], key=lambda r: tables["dml_feature_levels"][r["since"]])
         return [f"DML_OPERATOR_{view['Type']} arrives at DML_FEATURE_LEVEL_{first['since']}, "
                 f"not available at DML_FEATURE_LEVEL_{ctx['level_name']}"]
@@ -121,22 +187,22 @@ def same_rank(view, params, tables, ctx):
 
 
 def rank_in_table(view, params, tables, ctx):
-    row = support_row(tables, view["Type"], ctx["level"])
+    row = _row(tables, view, ctx)
     return [f"{name} has DimensionCount {len(_sizes(view, name))}; DML_{view['Type']} at "
             f"DML_FEATURE_LEVEL_{ctx['level_name']} supports {row['ranks']}"
             for name in params["tensors"] if len(_sizes(view, name)) not in row["ranks"]]
 
 
 def dtype_in_table(view, params, tables, ctx):
-    row = support_row(tables, view["Type"], ctx["level"])
+    row = _row(tables, view, ctx)
     allowed = row[params["column"]]
-    return [f"{name}.DataType {_body(view)[name]['DataType']} is not supported by DML_{view['Type']} at "
+    return [f"{name}.DataType {view['Desc'][name]['DataType']} is not supported by DML_{view['Type']} at "
             f"DML_FEATURE_LEVEL_{ctx['level_name']} (supported: {', '.join(allowed)})"
-            for name in params["tensors"] if _body(view)[name]["DataType"] not in allowed]
+            for name in params["tensors"] if view["Desc"][name]["DataType"] not in allowed]
 
 
 def same_dtype(view, params, tables, ctx):
-    types = {name: _body(view)[name]["DataType"] for name in params["tensors"]}
+    types = {name: view["Desc"][name]["DataType"] for name in params["tensors"]}
     if len(set(types.values())) > 1:
         return ["DataTypes differ: " + ", ".join(f"{n} is {t}" for n, t in types.items())]
     return []
@@ -144,7 +210,7 @@ def same_dtype(view, params, tables, ctx):
 
 def axis_below_rank(view, params, tables, ctx):
     rank = len(_sizes(view, params["tensor"]))
-    axis = _body(view)["Axis"]
+    axis = view["Desc"]["Axis"]
     return [] if axis < rank else [f"Axis {axis} must be less than the DimensionCount {rank} of {params['tensor']}"]
 
 
@@ -163,7 +229,7 @@ def k_max_axis_size(view, params, tables, ctx):
 
 
 def enum(view, params, tables, ctx):
-    value = _body(view)[params["field"]] if params["field"] in _body(view) else None
+    value = view["Desc"][params["field"]] if params["field"] in view["Desc"] else None
     if value is None or value in params["values"]:
         return []
     return [f"{params['field']} is {value!r}, must be one of {params['values']}"]
@@ -171,10 +237,10 @@ def enum(view, params, tables, ctx):
 
 def output_sizes(view, params, tables, ctx):
     sizes = list(_sizes(view, params["input"]))
-    sizes[_body(view)["Axis"]] = _body(view)["K"]
+    sizes[view["Desc"]["Axis"]] = view["Desc"]["K"]
     actual = _sizes(view, params["tensor"])
     return [] if list(actual) == sizes else [f"{params['tensor']}.Sizes is {list(actual)}, expected {sizes} "
-                                             f"({params['input']} sizes with Axis {_body(view)['Axis']} set to K)"]
+                                             f"({params['input']} sizes with Axis {view['Desc']['Axis']} set to K)"]
 
 
 def same_sizes(view, params, tables, ctx):
@@ -187,7 +253,7 @@ def same_sizes(view, params, tables, ctx):
 def strides_length(view, params, tables, ctx):
     msgs = []
     for name in params["tensors"]:
-        tensor = _body(view)[name]
+        tensor = view["Desc"][name]
         if "Strides" in tensor and len(tensor["Strides"]) != len(tensor["Sizes"]):
             msgs.append(f"{name}.Strides has {len(tensor['Strides'])} entries for {len(tensor['Sizes'])} dimensions")
     return msgs
@@ -207,7 +273,7 @@ def implied_size_bytes(sizes, strides, itemsize, round_to):
 def total_size_min(view, params, tables, ctx):
     msgs = []
     for name in params["tensors"]:
-        tensor = _body(view)[name]
+        tensor = view["Desc"][name]
         if "TotalTensorSizeInBytes" not in tensor:
             continue
         itemsize = tables["dml_data_type_sizes"][tensor["DataType"]]
@@ -221,7 +287,7 @@ def total_size_min(view, params, tables, ctx):
 def alignment(view, params, tables, ctx):
     msgs = []
     for name in params["tensors"]:
-        tensor = _body(view)[name]
+        tensor = view["Desc"][name]
         value = tensor.get("GuaranteedBaseOffsetAlignment", 0)
         size = tables["dml_data_type_sizes"][tensor["DataType"]]
         if value and (value < size or value & (value - 1)):
@@ -233,9 +299,32 @@ def alignment(view, params, tables, ctx):
 # -- ONNX -----------------------------------------------------------------------------------
 
 _ONNX_KEYS = {"op_type", "opset", "X", "k", "K", "attributes"}
+_X_KEYS = frozenset({"dtype", "shape"})
+
+
+def _onnx_fields_hold(view) -> bool:
+    """A quick yes for a node without a K tensor, of plain ints (a no means: build the messages)."""
+    if view.get("op_type") != "TopK" or "K" in view or not view.keys() <= _ONNX_KEYS:
+        return False
+    x, k, attributes = view.get("X"), view.get("k"), view.get("attributes", {})
+    if type(x) is not dict or x.keys() != _X_KEYS or type(x["dtype"]) is not str or type(x["shape"]) is not list:
+        return False
+    for s in x["shape"]:
+        if type(s) is not int or s < 0:
+            return False
+    if type(k) is not int and not (type(k) is list and all(type(v) is int for v in k)):
+        return False
+    if type(attributes) is not dict:
+        return False
+    for v in attributes.values():
+        if type(v) is not int:
+            return False
+    return True
 
 
 def onnx_fields(view, params, tables, ctx):
+    if _onnx_fields_hold(view):
+        return []
     msgs = []
     if view.get("op_type") != "TopK":
         msgs.append(f"op_type is {view.get('op_type')!r}, expected 'TopK'")
@@ -318,33 +407,13 @@ def onnx_bool_attrs(view, params, tables, ctx):
             for name in params["attributes"] if name in attributes and attributes[name] not in params["values"]]
 
 
-# kind -> (meaning, implementation). The meaning is exported with the spec.
-CHECK_KINDS = {
-    "dml_fields": ("Desc is an object; it has exactly the members dml_desc_fields[Type]; tensor members are objects; Axis and K are integers in [0, 2**32-1]; AxisDirection is an integer or a string.", dml_fields),
-    "dml_tensor_fields": ("Each tensor in `tensors` has every dml_tensor_fields.required field and only required or optional fields; DataType is a key of dml_data_types; Sizes and Strides are lists of integers in [0, 2**32-1]; TotalTensorSizeInBytes, GuaranteedBaseOffsetAlignment and Flags are non-negative integers.", dml_tensor_fields),
-    "dml_operator_available": ("dml_support[Type] has a row whose `since` level is at or below the profile's feature level.", dml_operator_available),
-    "sizes_min": ("Every entry of Sizes of each tensor in `tensors` is at least `min`.", sizes_min),
-    "same_rank": ("The tensors in `tensors` have Sizes of the same length.", same_rank),
-    "rank_in_table": ("For the newest dml_support[Type] row at or below the feature level, the length of Sizes of each tensor in `tensors` is in the row's `ranks`.", rank_in_table),
-    "dtype_in_table": ("For the newest dml_support[Type] row at or below the feature level, the DataType of each tensor in `tensors` is in the row's `column` list.", dtype_in_table),
-    "same_dtype": ("The tensors in `tensors` have the same DataType.", same_dtype),
-    "axis_below_rank": ("Axis is less than the length of the Sizes of `tensor`.", axis_below_rank),
-    "k_min": ("K (DirectML) or k (ONNX; the single element when k is a list) is at least `min`.", k_min),
-    "k_max_axis_size": ("With n the size of `tensor` (DirectML tensor desc, or ONNX X) along the axis (ONNX: axis attribute, default -1, plus the rank when negative): K <= n when `inclusive`, else K < n.", k_max_axis_size),
-    "enum": ("When Desc has `field`, its value is one of `values`.", enum),
-    "output_sizes": ("The Sizes of `tensor` equal the Sizes of `input` with the entry at Axis replaced by K.", output_sizes),
-    "same_sizes": ("The tensors in `tensors` have equal Sizes.", same_sizes),
-    "strides_length": ("Each tensor in `tensors` that has Strides has as many Strides as Sizes.", strides_length),
-    "total_size_min": ("Each tensor in `tensors` that has TotalTensorSizeInBytes has it at least the implied size: elements = product(Sizes) without Strides, else 1 + sum((size-1)*stride); bytes = elements * dml_data_type_sizes[DataType], rounded up to a multiple of `round_to`.", total_size_min),
-    "alignment": ("Each tensor in `tensors` whose GuaranteedBaseOffsetAlignment is present and nonzero has it a power of two and at least dml_data_type_sizes[DataType] (the element size in bytes).", alignment),
-    "onnx_fields": ("op_type is 'TopK'; the only keys are op_type, opset, X, k, K, attributes; X is an object with only dtype (a string) and shape (a list of non-negative integers); k is an integer or a list of integers; K (optional: the input tensor K as a model declares it) is an object with only dtype (a string) and shape (a list of non-negative integers or null where unknown); attributes (optional) is an object of integers.", onnx_fields),
-    "onnx_attrs_allowed": ("Every attribute name is a key of onnx_versions[version].attributes, where version is the profile's resolved TopK version.", onnx_attrs_allowed),
-    "onnx_k_attribute_matches": ("When the attributes have k, it equals k.", onnx_k_attribute_matches),
-    "onnx_dtype_in_table": ("X.dtype (canonical name) is in onnx_versions[version][`column`].", onnx_dtype_in_table),
-    "signed_axis_in_range": ("With r the length of X.shape, the axis attribute (default -1) is in [-r, r-1].", signed_axis_in_range),
-    "k_single": ("When k is a list it has exactly one element. When K is given: the version takes k from input K (onnx_versions[version].k_from is 'input'), K.dtype is 'int64', K.shape has exactly one entry, and that entry is 1 or null.", k_single),
-    "onnx_bool_attrs": ("Each attribute in `attributes` that is present has a value in `values`.", onnx_bool_attrs),
-}
+# kind -> (meaning, implementation). The meanings (tables.CHECK_KIND_MEANINGS) are exported with the spec.
+_IMPLEMENTATIONS = {fn.__name__: fn for fn in (
+    dml_fields, dml_tensor_fields, dml_operator_available, sizes_min, same_rank, rank_in_table, dtype_in_table,
+    same_dtype, axis_below_rank, k_min, k_max_axis_size, enum, output_sizes, same_sizes, strides_length,
+    total_size_min, alignment, onnx_fields, onnx_attrs_allowed, onnx_k_attribute_matches, onnx_dtype_in_table,
+    signed_axis_in_range, k_single, onnx_bool_attrs)}
+CHECK_KINDS = {kind: (meaning, _IMPLEMENTATIONS[kind]) for kind, meaning in CHECK_KIND_MEANINGS.items()}
 
 DML_DATA_TYPE_SIZES = {name: (8 if "64" in name else 4 if "32" in name else 2 if "16" in name else 1)
                        for name in DML_DATA_TYPES}

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from topkspec.errors import UsageError
 from topkspec.spec import dtypes
-from topkspec.spec.case import Case
 from topkspec.spec.profiles import Profile, ProfileError, dml_profile, onnx_profile, parse_profile
 from topkspec.spec.tables import DML_AXIS_DIRECTIONS, DML_DATA_TYPES, DML_OPERATOR_TYPES
 
@@ -29,6 +28,11 @@ _DATA_TYPE_BY_VALUE = {v: k for k, v in DML_DATA_TYPES.items()}
 _OP_BY_VALUE = {v: k for k, v in DML_OPERATOR_TYPES.items()}
 _DIRECTION_NAME = {v: k for k, v in DML_AXIS_DIRECTIONS.items()}
 _TENSORS = ("InputTensor", "OutputValueTensor", "OutputIndexTensor")
+# The usual spellings, looked up before the general rules (same answers, without string work).
+_OP_SPELLINGS = {s: name for name in DML_OPERATOR_TYPES for s in (name, "DML_OPERATOR_" + name)}
+_DATA_TYPE_SPELLINGS = {s: name for name in DML_DATA_TYPES for s in (name, "DML_TENSOR_DATA_TYPE_" + name)}
+_DIRECTION_SPELLINGS = {s: value for name, value in DML_AXIS_DIRECTIONS.items()
+                        for s in (name, "DML_AXIS_DIRECTION_" + name)}
 
 
 def family_of(desc) -> str:
@@ -46,6 +50,8 @@ def _strip(text: str, prefix: str) -> str:
 
 
 def dml_operator(value) -> str:
+    if type(value) is str and value in _OP_SPELLINGS:
+        return _OP_SPELLINGS[value]
     if isinstance(value, int) and not isinstance(value, bool) and value in _OP_BY_VALUE:
         return _OP_BY_VALUE[value]
     if isinstance(value, str):
@@ -58,6 +64,8 @@ def dml_operator(value) -> str:
 
 def dml_data_type(value):
     """"FLOAT32" for DML_TENSOR_DATA_TYPE_FLOAT32, FLOAT32 or 1; other values unchanged."""
+    if type(value) is str and value in _DATA_TYPE_SPELLINGS:
+        return _DATA_TYPE_SPELLINGS[value]
     if isinstance(value, int) and not isinstance(value, bool):
         return _DATA_TYPE_BY_VALUE.get(value, value)
     if isinstance(value, str):
@@ -69,6 +77,8 @@ def dml_data_type(value):
 
 def dml_direction(value):
     """0 or 1 for the enum's names; other values unchanged."""
+    if type(value) is str and value in _DIRECTION_SPELLINGS:
+        return _DIRECTION_SPELLINGS[value]
     if isinstance(value, str):
         name = _strip(value.strip(), "DML_AXIS_DIRECTION_").upper()
         if name in DML_AXIS_DIRECTIONS:
@@ -148,6 +158,8 @@ def descriptor(case: Case) -> dict:
 def case_from_descriptor(desc, profile=None) -> Case:
     """The Case a descriptor describes. Raises DescriptorError when a field it needs is missing
     or of the wrong kind (the validator reports those as rules; a Case cannot be built)."""
+    from topkspec.spec.case import Case
+
     norm, prof = normalise(desc, profile)
     try:
         if prof.family == "dml":

@@ -66,12 +66,33 @@ def resolve_opset(opset: int) -> str:
     return str(usable[-1])
 
 
+# Profiles by the (type, value) they were read from: a validator reads the FeatureLevel or opset
+# of every descriptor, and a Profile is immutable. Only str and int keys, a bounded number.
+_READ: dict = {}
+
+
+def _remember(kind, text, profile: Profile) -> Profile:
+    if type(text) in (str, int) and len(_READ) < 1024:
+        _READ[(kind, type(text), text)] = profile
+    return profile
+
+
 def dml_profile(level) -> Profile:
+    known = _READ.get(("dml", type(level), level)) if type(level) in (str, int) else None
+    if known is not None:
+        return known
     value = level_value(level)
-    return Profile("dml", f"dml:{value >> 12}.{(value >> 8) & 0xF}", level=value)
+    return _remember("dml", level, Profile("dml", f"dml:{value >> 12}.{(value >> 8) & 0xF}", level=value))
 
 
 def onnx_profile(opset) -> Profile:
+    known = _READ.get(("onnx", type(opset), opset)) if type(opset) in (str, int) else None
+    if known is not None:
+        return known
+    return _remember("onnx", opset, _onnx_profile(opset))
+
+
+def _onnx_profile(opset) -> Profile:
     if isinstance(opset, bool) or not isinstance(opset, int):
         try:
             opset = int(str(opset).strip())

@@ -199,3 +199,32 @@ DML_WORKED_EXAMPLES = [
      "axis": 3, "k": 3, "direction": "INCREASING",
      "values": [[[[1, 2, 2], [3, 4, 5], [6, 6, 6]]]], "indices": [[[[0, 1, 2], [0, 1, 2], [0, 1, 2]]]]},
 ]
+
+# The check kinds descriptor rules use, in words: what a validator in another language implements
+# from the export (checks.CHECK_KINDS pairs each with its code here).
+CHECK_KIND_MEANINGS = {
+    "dml_fields": "Desc is an object; it has exactly the members dml_desc_fields[Type]; tensor members are objects; Axis and K are integers in [0, 2**32-1]; AxisDirection is an integer or a string.",
+    "dml_tensor_fields": "Each tensor in `tensors` has every dml_tensor_fields.required field and only required or optional fields; DataType is a key of dml_data_types; Sizes and Strides are lists of integers in [0, 2**32-1]; TotalTensorSizeInBytes, GuaranteedBaseOffsetAlignment and Flags are non-negative integers.",
+    "dml_operator_available": "dml_support[Type] has a row whose `since` level is at or below the profile's feature level.",
+    "sizes_min": "Every entry of Sizes of each tensor in `tensors` is at least `min`.",
+    "same_rank": "The tensors in `tensors` have Sizes of the same length.",
+    "rank_in_table": "For the newest dml_support[Type] row at or below the feature level, the length of Sizes of each tensor in `tensors` is in the row's `ranks`.",
+    "dtype_in_table": "For the newest dml_support[Type] row at or below the feature level, the DataType of each tensor in `tensors` is in the row's `column` list.",
+    "same_dtype": "The tensors in `tensors` have the same DataType.",
+    "axis_below_rank": "Axis is less than the length of the Sizes of `tensor`.",
+    "k_min": "K (DirectML) or k (ONNX; the single element when k is a list) is at least `min`.",
+    "k_max_axis_size": "With n the size of `tensor` (DirectML tensor desc, or ONNX X) along the axis (ONNX: axis attribute, default -1, plus the rank when negative): K <= n when `inclusive`, else K < n.",
+    "enum": "When Desc has `field`, its value is one of `values`.",
+    "output_sizes": "The Sizes of `tensor` equal the Sizes of `input` with the entry at Axis replaced by K.",
+    "same_sizes": "The tensors in `tensors` have equal Sizes.",
+    "strides_length": "Each tensor in `tensors` that has Strides has as many Strides as Sizes.",
+    "total_size_min": "Each tensor in `tensors` that has TotalTensorSizeInBytes has it at least the implied size: elements = product(Sizes) without Strides, else 1 + sum((size-1)*stride); bytes = elements * dml_data_type_sizes[DataType], rounded up to a multiple of `round_to`.",
+    "alignment": "Each tensor in `tensors` whose GuaranteedBaseOffsetAlignment is present and nonzero has it a power of two and at least dml_data_type_sizes[DataType] (the element size in bytes).",
+    "onnx_fields": "op_type is 'TopK'; the only keys are op_type, opset, X, k, K, attributes; X is an object with only dtype (a string) and shape (a list of non-negative integers); k is an integer or a list of integers; K (optional: the input tensor K as a model declares it) is an object with only dtype (a string) and shape (a list of non-negative integers or null where unknown); attributes (optional) is an object of integers.",
+    "onnx_attrs_allowed": "Every attribute name is a key of onnx_versions[version].attributes, where version is the profile's resolved TopK version.",
+    "onnx_k_attribute_matches": "When the attributes have k, it equals k.",
+    "onnx_dtype_in_table": "X.dtype (canonical name) is in onnx_versions[version][`column`].",
+    "signed_axis_in_range": "With r the length of X.shape, the axis attribute (default -1) is in [-r, r-1].",
+    "k_single": "When k is a list it has exactly one element. When K is given: the version takes k from input K (onnx_versions[version].k_from is 'input'), K.dtype is 'int64', K.shape has exactly one entry, and that entry is 1 or null.",
+    "onnx_bool_attrs": "Each attribute in `attributes` that is present has a value in `values`.",
+}

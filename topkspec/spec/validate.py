@@ -2,21 +2,54 @@
 
 It runs from the exported spec document alone (export.export()), the same data another
 language's validator reads.
+
+Other validators call it per descriptor, so it is kept cheap: the rules that apply to one kind
+of descriptor (family, operator, feature level or TopK version, strict_doc) are worked out
+once into a plan with their check functions, parameters and context (checks.context), and a
+call runs that plan. A Validator reads its document when it makes a plan: change the document,
+make a new Validator. Importing this module loads nothing else; the checks, the normaliser and
+the export load with the first Validator.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from topkspec.spec.case import Case
-from topkspec.spec.checks import CHECK_KINDS
-from topkspec.spec.descriptors import descriptor, normalise
+import sys
 
 
-@dataclass(frozen=True)
 class Finding:
-    rule: str
-    message: str
-    source: str
+    """One violated rule: its id, the messages joined by '; ', and its sources in one line.
+    Immutable, compared and hashed by its fields (as a frozen dataclass would be)."""
+
+    __slots__ = ("rule", "message", "source")
+    __match_args__ = ("rule", "message", "source")
+
+    def __init__(self, rule: str, message: str, source: str):
+        object.__setattr__(self, "rule", rule)
+        object.__setattr__(self, "message", message)
+        object.__setattr__(self, "source", source)
+
+    def __setattr__(self, name, value):
+        from dataclasses import FrozenInstanceError
+
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        from dataclasses import FrozenInstanceError
+
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.rule, self.message, self.source) == (other.rule, other.message, other.source)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.rule, self.message, self.source))
+
+    def __repr__(self):
+        return f"Finding(rule={self.rule!r}, message={self.message!r}, source={self.source!r})"
+
+    def __reduce__(self):
+        return (Finding, (self.rule, self.message, self.source))
 
     def to_dict(self) -> dict:
         return {"rule": self.rule, "message": self.message, "source": self.source}
@@ -24,41 +57,61 @@ class Finding:
 
 class Validator:
     def __init__(self, exported: dict):
+        from topkspec.spec.checks import CHECK_KINDS, context
+        from topkspec.spec.descriptors import normalise
+
         self.rules = exported["rules"]
         self.tables = exported["tables"]
-        self._plans: dict = {}  # (family, op, strict_doc) -> the checks that apply, in order
+        self._kinds, self._context, self._normalise = CHECK_KINDS, context, normalise
+        # (family, op, level or TopK version, strict_doc) -> (the checks that apply in order, ctx)
+        self._plans: dict = {}
 
-    def _plan(self, family: str, op: str, strict_doc: bool) -> list:
-        """[(rule id, requires, check function, params, source)] for one kind of descriptor,
-        worked out once: a validator that other tools call per descriptor must be cheap."""
-        key = (family, op, strict_doc)
-        if key not in self._plans:
-            self._plans[key] = [
-                (rule["id"], tuple(rule["requires"]), CHECK_KINDS[rule["check"]["kind"]][1],
-                 {k: v for k, v in rule["check"].items() if k != "kind"}, rule["source"])
-                for rule in self.rules
-                if rule["scope"] == family and op in rule["ops"] and rule["check"] is not None
-                and not (rule["strict_only"] and not strict_doc) and not (rule["lenient_only"] and strict_doc)]
-        return self._plans[key]
+    def _plan(self, prof, op: str, strict_doc: bool):
+        """[(rule id, requires, check function, params, source)] and the ctx for one kind of
+        descriptor, worked out once: a validator that other tools call per descriptor must be cheap."""
+        family = prof.family
+        if family == "dml":
+            ctx = self._context(self.tables, family, op, level=prof.level, level_name=prof.level_name)
+        else:
+            ctx = self._context(self.tables, family, op, opset=prof.opset)
+        checks = [
+            (rule["id"], frozenset(rule["requires"]), self._kinds[rule["check"]["kind"]][1],
+             {k: v for k, v in rule["check"].items() if k != "kind"}, rule["source"])
+            for rule in self.rules
+            if rule["scope"] == family and op in rule["ops"] and rule["check"] is not None
+            and not (rule["strict_only"] and not strict_doc) and not (rule["lenient_only"] and strict_doc)]
+        return checks, ctx
 
     def validate(self, desc, profile=None, *, strict_doc: bool = False) -> list[Finding]:
         """Every rule the descriptor (a JSON dict or a Case) breaks. Raises DescriptorError or
         ProfileError (both ValueError) for input that is no TopK descriptor at all."""
-        if isinstance(desc, Case):
-            profile = profile or desc.profile
-            desc = descriptor(desc)
-        view, prof = normalise(desc, profile)
-        op = view["Type"] if prof.family == "dml" else "TopK"
-        ctx = {"family": prof.family, "level": prof.level, "opset": prof.opset,
-               "level_name": prof.level_name if prof.family == "dml" else None}
-        not_held: set = set()  # rules broken or skipped: the rules that require them are skipped
+        if type(desc) is not dict:
+            case = sys.modules.get("topkspec.spec.case")  # no Case made before it is loaded
+            if case is not None and isinstance(desc, case.Case):
+                from topkspec.spec.descriptors import descriptor
+
+                profile = profile or desc.profile
+                desc = descriptor(desc)
+        view, prof = self._normalise(desc, profile)
+        if prof.family == "dml":
+            key = (view["Type"], prof.level, strict_doc)
+        else:
+            key = ("TopK", prof.opset, strict_doc)
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = self._plan(prof, key[0], strict_doc)
+        checks, ctx = plan
+        tables = self.tables
+        not_held = None  # rules broken or skipped: the rules that require them are skipped
         findings = []
-        for rule_id, requires, check, params, source in self._plan(prof.family, op, strict_doc):
-            if requires and not_held.intersection(requires):
+        for rule_id, requires, check, params, source in checks:
+            if not_held and requires and not not_held.isdisjoint(requires):
                 not_held.add(rule_id)
                 continue
-            messages = check(view, params, self.tables, ctx)
+            messages = check(view, params, tables, ctx)
             if messages:
+                if not_held is None:
+                    not_held = set()
                 not_held.add(rule_id)
                 findings.append(Finding(rule_id, "; ".join(messages), source))
         return findings
@@ -78,7 +131,7 @@ def default_validator() -> Validator:
 
 def validate(desc, profile=None, *, strict_doc: bool = False) -> list[Finding]:
     """Every rule `desc` breaks under `profile` (default: the descriptor's own level/opset)."""
-    return default_validator().validate(desc, profile, strict_doc=strict_doc)
+    return (_default or default_validator()).validate(desc, profile, strict_doc=strict_doc)
 
 
 def is_valid(desc, profile=None, *, strict_doc: bool = False) -> bool:

@@ -130,7 +130,7 @@ def availability(target) -> tuple[bool, str]:
         return False, f"importing its runtime failed: {type(exc).__name__}: {exc}"
 
 
-def version_of(target) -> str:
+def version_text(target) -> str:
     """target.version(), or why it cannot be read."""
     try:
         return target.version()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from topkspec.spec.case import Case
 from topkspec.spec.profiles import STANDARD_PROFILES, parse_profile
-from topkspec.targets.base import Rejected, Target, availability, version_of
+from topkspec.targets.base import Rejected, Target, availability, version_text
 from topkspec.targets.registry import list_targets
 
 
@@ -56,7 +56,7 @@ def describe_target(target: Target) -> dict:
         "name": target.name,
         "available": ok,
         "reason": reason,
-        "version": version_of(target),
+        "version": version_text(target),
         "default_profile": target.default_profile,
         "validates": target.validates,
         "validates_tables": target.validates_tables,
