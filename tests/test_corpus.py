@@ -148,7 +148,7 @@ def test_spec_narrows_the_corpus_and_reports_become_regression_cases(tmp_path, c
 
     reports = tmp_path / "reports"
     result = run_fuzz(RunConfig(target=f"{PLANTED}:ignores_direction", max_examples=100, seed=0,
-                                settings_profile="ci", groups=("valid",), report_dir=str(reports)))
+                                settings="ci", groups=("valid",), report_dir=str(reports)))
     assert result.failures, "the planted bug must give a report"
     out = tmp_path / "corpus"
     assert main(["corpus", str(out), "--spec", "dml:3.1", "--from-reports", str(reports)]) == 0

@@ -120,15 +120,15 @@ def test_the_recorded_observations_are_what_directml_does_now(comparison):
                 f"{rule}: observations.json is stale; rerun `topkspec directml compare --observations`"
 
 
-def test_the_readme_table_is_the_comparison_output(comparison):
+def test_the_docs_table_is_the_comparison_output(comparison):
     (name, run), = comparison["directml"].items()
     if name != "1.15.4":
-        pytest.skip(f"the README's table is DirectML 1.15.4's; this is {name}")
-    readme = open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")).read()
-    block = compare.README_BLOCK.search(readme).group(3)
+        pytest.skip(f"the table in docs/directml.md is DirectML 1.15.4's; this is {name}")
+    page = open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "directml.md")).read()
+    block = compare.README_BLOCK.search(page).group(3)
     rows = [line for line in compare.markdown(comparison).splitlines() if line.startswith("| ")]
     assert rows == [line for line in block.splitlines() if line.startswith("| ")], \
-        "README.md is stale: run `topkspec directml compare --readme README.md`"
+        "docs/directml.md is stale: run `topkspec directml compare --readme docs/directml.md`"
 
 
 # -- results -------------------------------------------------------------------------------------
@@ -226,13 +226,13 @@ def test_validate_against_directml(dml, tmp_path):
 
 def test_a_bounded_fuzz_run_checks_examples_in_every_group(dml, tmp_path):
     dml.close()
-    result = run_fuzz(RunConfig(target="directml", max_examples=200, seed=0, settings_profile="ci",
+    result = run_fuzz(RunConfig(target="directml", max_examples=200, seed=0, settings="ci",
                                 report_dir=str(tmp_path)))
     assert not result.errors, result.errors
     assert set(result.examples) == {"valid", "nan", "metamorphic", "invalid", "deterministic"}, result.examples
     assert result.total_examples >= 150, result.examples
     assert result.checks["exact"] > 30 and result.checks["rejects_invalid"] > 20, result.checks
-    # Known (README, "What the runtimes here do"): with NaN in a sequence, DirectML (under Wine,
+    # Known (docs/runtimes.md, "What the runtimes here do"): with NaN in a sequence, DirectML (under Wine,
     # lavapipe) may return a smaller non-NaN value than the largest one, or an index twice.
     # Any other failure is new.
     known = {"out.nan.unspecified", "out.indices.range_distinct"}
@@ -269,7 +269,7 @@ class PlantedCrash(DirectMLTarget):
 def test_a_dying_or_silent_worker_is_reported_and_the_run_carries_on(how):
     target = need(PlantedCrash(how))
     try:
-        result = run_fuzz(RunConfig(target=target, max_examples=40, seed=1, settings_profile="ci",
+        result = run_fuzz(RunConfig(target=target, max_examples=40, seed=1, settings="ci",
                                     groups=("valid", "deterministic"), timeout=2.0))
     finally:
         target.close()
@@ -305,7 +305,7 @@ def repro_of(tmp_path, dml, case, x, *, name, rule="out.exact", failure_class=fa
     violation = Violation(rule, f"{rule}: recorded", failure_class=failure_class, expected="e", actual="a")
     failure = Failure(target=dml.name, group="valid", violation=violation, case=case, x=x, calls=[(case, x)],
                       outputs=[outputs])
-    result = RunResult(target=dml.name, version=dml.version(), profile=case.profile, settings_profile="ci",
+    result = RunResult(target=dml.name, version=dml.version(), profile=case.profile, settings="ci",
                        seed=0, max_examples=1)
     folder = write_report(failure, result, str(tmp_path / name), target_spec=dml)
     return subprocess.run([sys.executable, "repro.py"], cwd=folder, capture_output=True, text=True, timeout=300)

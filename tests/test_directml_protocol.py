@@ -345,7 +345,7 @@ class DescriptorTarget(Target):
 
 def test_broken_descriptors_no_case_carries_reach_the_target():
     target = DescriptorTarget(accepts=False)
-    result = run_fuzz(RunConfig(target=target, max_examples=120, seed=3, settings_profile="ci", groups=("invalid",)))
+    result = run_fuzz(RunConfig(target=target, max_examples=120, seed=3, settings="ci", groups=("invalid",)))
     assert result.ok, [f.violation.message for f in result.failures] + result.errors
     assert target.asked, "no broken descriptor reached check_descriptor"
     assert result.checks["rejects_invalid"] > len(target.asked) / 2
@@ -353,7 +353,7 @@ def test_broken_descriptors_no_case_carries_reach_the_target():
 
 def test_a_broken_descriptor_accepted_as_written_is_a_finding():
     result = run_fuzz(RunConfig(target=DescriptorTarget(accepts=True), max_examples=120, seed=3,
-                                settings_profile="ci", groups=("invalid",)))
+                                settings="ci", groups=("invalid",)))
     found = [f for f in result.failures if f.failure_class == failures.ACCEPTS_INVALID]
     assert found and found[0].rule in DESCRIPTOR_RULES, [f.violation.message for f in result.failures]
     assert "but was accepted (S_OK)" in found[0].violation.message
@@ -371,7 +371,7 @@ class RefusesKAtTheAxisSize(Target):
 
 
 def test_refusing_k_equal_to_the_axis_size_fails_neither_way():
-    result = run_fuzz(RunConfig(target=RefusesKAtTheAxisSize(), max_examples=80, seed=0, settings_profile="ci",
+    result = run_fuzz(RunConfig(target=RefusesKAtTheAxisSize(), max_examples=80, seed=0, settings="ci",
                                 groups=("valid",)))
     assert result.ok, [f.violation.message for f in result.failures]
     assert result.refused_k_at_axis_size > 0, "no K equal to the axis size was refused"

@@ -65,7 +65,7 @@ def test_a_ctrl_c_python_drops_in_a_finalizer_still_stops_the_run_at_the_next_ex
         return reference_topk(x, axis=axis, k=k, largest=largest)
 
     result = run_fuzz(RunConfig(target=CallableTarget(presses_ctrl_c_in_a_finalizer), max_examples=400, seed=0,
-                                settings_profile="ci", groups=("valid",)))
+                                settings="ci", groups=("valid",)))
     err = capfd.readouterr().err
     assert result.interrupted, f"the run went on after the Ctrl-C: {result.total_examples} examples"
     assert result.total_examples <= 6, f"expected the run to stop at the next example, ran {result.total_examples}"

@@ -22,7 +22,7 @@ def report_for(tmp_path, target, case, x, *, rule="out.exact", failure_class=fai
     violation = Violation(rule, f"{rule}: recorded", failure_class=failure_class, expected="e", actual="a")
     failure = Failure(target=target, group="valid", violation=violation, case=case, x=x,
                       calls=calls or [(case, x)], outputs=outputs or [None] * len(calls or [1]))
-    result = RunResult(target=target, version="test", profile=case.profile, settings_profile="ci", seed=0,
+    result = RunResult(target=target, version="test", profile=case.profile, settings="ci", seed=0,
                        max_examples=10)
     return write_report(failure, result, str(tmp_path / name), target_spec=target)
 
@@ -47,7 +47,7 @@ def rewrite(folder, old, new):
 
 def test_torch_tie_order_bug_reproduces_and_a_stable_sort_fixes_it(tmp_path):
     pytest.importorskip("torch")
-    result = run_fuzz(RunConfig(target="torch", max_examples=150, seed=0, settings_profile="ci",
+    result = run_fuzz(RunConfig(target="torch", max_examples=150, seed=0, settings="ci",
                                 groups=("valid",), report_dir=str(tmp_path)))
     found = {f.rule: f for f in result.failures}
     assert "out.ties.index_order" in found, f"torch: expected the tie-order bug, found {sorted(found)}"
@@ -83,7 +83,7 @@ def test_jax_signed_zero_bug_reproduces_and_a_correct_case_passes(tmp_path, larg
 
 def test_openvino_nan_bug_reproduces_and_a_case_without_nan_passes(tmp_path):
     pytest.importorskip("openvino")
-    result = run_fuzz(RunConfig(target="openvino", max_examples=150, seed=0, settings_profile="ci",
+    result = run_fuzz(RunConfig(target="openvino", max_examples=150, seed=0, settings="ci",
                                 groups=("nan",), report_dir=str(tmp_path / "bug")))
     found = {f.rule: f for f in result.failures}
     assert "out.nan.unspecified" in found, f"openvino: expected its NaN bug, found {sorted(found)}"

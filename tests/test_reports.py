@@ -28,7 +28,7 @@ def make_failure(case, x, outputs, violation, target="onnxruntime", calls=None, 
 
 
 def make_result(profile, seed=3):
-    return RunResult(target="onnxruntime", version="test", profile=profile, settings_profile="ci",
+    return RunResult(target="onnxruntime", version="test", profile=profile, settings="ci",
                      seed=seed, max_examples=10)
 
 
@@ -182,7 +182,7 @@ def test_bfloat16_inputs_survive_the_npz_and_the_program(tmp_path):
     ("hangs_when_k_equals_n", "valid", True),
 ])
 def test_a_planted_bug_repro_fails_against_the_bug_and_passes_against_the_fix(tmp_path, bug, group, isolate):
-    result = run_fuzz(RunConfig(target=f"{PLANTED}:{bug}", max_examples=80, seed=0, settings_profile="ci",
+    result = run_fuzz(RunConfig(target=f"{PLANTED}:{bug}", max_examples=80, seed=0, settings="ci",
                                 groups=(group,), report_dir=str(tmp_path), isolate=isolate, timeout=2))
     assert result.failures, f"{bug}: the {group} group found nothing"
     folder = result.failures[0].report_dir

@@ -118,7 +118,7 @@ def repro_of(tmp_path, case, x, name):
                           expected="e", actual="a")
     failure = Failure(target="iree", group="valid", violation=violation, case=case, x=x, calls=[(case, x)],
                       outputs=[None])
-    result = RunResult(target="iree", version="test", profile=case.profile, settings_profile="ci", seed=0,
+    result = RunResult(target="iree", version="test", profile=case.profile, settings="ci", seed=0,
                        max_examples=10)
     folder = write_report(failure, result, str(tmp_path / name), target_spec="iree")
     path = os.path.join(folder, "repro.py")

@@ -106,7 +106,7 @@ def test_the_repro_reproduces_k_zero_and_passes_where_litert_is_right(tmp_path, 
         violation = Violation(rule, f"{rule}: recorded", failure_class=failure_class, expected="e", actual="a")
         failure = Failure(target="litert", group="valid", violation=violation, case=case, x=x,
                           calls=[(case, x)], outputs=[None])
-        result = RunResult(target="litert", version="test", profile=case.profile, settings_profile="ci", seed=0,
+        result = RunResult(target="litert", version="test", profile=case.profile, settings="ci", seed=0,
                            max_examples=10)
         path = os.path.join(write_report(failure, result, str(tmp_path / name), target_spec="litert"), "repro.py")
         source = open(path).read()

@@ -152,7 +152,7 @@ def report_for(tmp_path, c, x, *, rule="out.exact", failure_class=failures.WRONG
     violation = Violation(rule, f"{rule}: recorded", failure_class=failure_class, expected="e", actual="a")
     failure = Failure(target="mindspore", group="valid", violation=violation, case=c, x=x, calls=[(c, x)],
                       outputs=[None])
-    result = RunResult(target="mindspore", version="test", profile=c.profile, settings_profile="ci", seed=0,
+    result = RunResult(target="mindspore", version="test", profile=c.profile, settings="ci", seed=0,
                        max_examples=10)
     return write_report(failure, result, str(tmp_path / name), target_spec="mindspore")
 

@@ -175,7 +175,7 @@ def test_a_valid_type_the_runtime_cannot_run_is_a_refused_valid_descriptor():
     from topkspec.fuzz import RunConfig, run_fuzz
 
     result = run_fuzz(RunConfig(target=OlderRuntime(), profile="onnx:1", max_examples=60, seed=0,
-                                settings_profile="ci", isolate=False, groups=("valid", "nan")))
+                                settings="ci", isolate=False, groups=("valid", "nan")))
     refused = [f for f in result.failures if f.failure_class == "rejects a valid descriptor"]
     assert [f.case.dtype for f in refused] == ["float16"], [f.case.describe() for f in result.failures]
     assert "InsertedCast_X" in refused[0].violation.actual, refused[0].violation.actual
@@ -185,7 +185,7 @@ def test_an_opset_the_runtime_cannot_load_is_unsupported_not_a_refusal_per_type(
     from topkspec.fuzz import RunConfig, run_fuzz
 
     result = run_fuzz(RunConfig(target=OlderRuntime(), profile="onnx:24", max_examples=60, seed=0,
-                                settings_profile="ci", isolate=False, groups=("valid",)))
+                                settings="ci", isolate=False, groups=("valid",)))
     assert not result.failures, [f.case.describe() for f in result.failures]
     assert any("Unsupported model IR version" in reason for reason in result.unsupported), dict(result.unsupported)
     assert result.exit_code == 3

@@ -177,7 +177,7 @@ def write_repro(tmp_path, case, x, *, rule="out.exact", failure_class=None, call
                           expected="e", actual="a")
     failure = Failure(target="paddle", group="valid", violation=violation, case=case, x=x,
                       calls=calls or [(case, x)], outputs=[None] * len(calls or [1]))
-    result = RunResult(target="paddle", version="test", profile=case.profile, settings_profile="ci", seed=0,
+    result = RunResult(target="paddle", version="test", profile=case.profile, settings="ci", seed=0,
                        max_examples=10)
     folder = write_report(failure, result, str(tmp_path / name), target_spec="paddle")
     source = open(os.path.join(folder, "repro.py")).read()

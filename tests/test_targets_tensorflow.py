@@ -177,7 +177,7 @@ def report(tmp_path, case, x, name, rule="out.exact"):
     violation = Violation(rule, f"{rule}: recorded", failure_class=failures.WRONG_RESULT, expected="e", actual="a")
     failure = Failure(target="tensorflow", group="valid", violation=violation, case=case, x=x,
                       calls=[(case, x)], outputs=[None])
-    result = RunResult(target="tensorflow", version="test", profile=case.profile, settings_profile="ci", seed=0,
+    result = RunResult(target="tensorflow", version="test", profile=case.profile, settings="ci", seed=0,
                        max_examples=10)
     folder = write_report(failure, result, str(tmp_path / name), target_spec="tensorflow")
     source = open(os.path.join(folder, "repro.py")).read()

@@ -118,7 +118,7 @@ def write_repro(tmp_path, case, x, *, rule, failure_class, name):
     violation = Violation(rule, f"{rule}: recorded", failure_class=failure_class, expected="e", actual="a")
     failure = Failure(target="tinygrad", group="valid", violation=violation, case=case, x=x, calls=[(case, x)],
                       outputs=[None])
-    result = RunResult(target="tinygrad", version="test", profile=case.profile, settings_profile="ci", seed=0,
+    result = RunResult(target="tinygrad", version="test", profile=case.profile, settings="ci", seed=0,
                        max_examples=10)
     folder = write_report(failure, result, str(tmp_path / name), target_spec="tinygrad")
     path = os.path.join(folder, "repro.py")

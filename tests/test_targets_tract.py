@@ -145,7 +145,7 @@ def repro(tmp_path, case, x, *, rule="out.exact", failure_class=failures.WRONG_R
     violation = Violation(rule, f"{rule}: recorded", failure_class=failure_class, expected="e", actual="a")
     failure = Failure(target="tract", group="valid", violation=violation, case=case, x=x, calls=[(case, x)],
                       outputs=[None])
-    result = RunResult(target="tract", version="test", profile=case.profile, settings_profile="ci", seed=0,
+    result = RunResult(target="tract", version="test", profile=case.profile, settings="ci", seed=0,
                        max_examples=10)
     folder = write_report(failure, result, str(tmp_path / name), target_spec="tract")
     with open(os.path.join(folder, "repro.py")) as handle:

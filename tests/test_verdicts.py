@@ -18,7 +18,7 @@ VERDICTS = os.path.join(HERE, "planted_verdicts.py")
 
 def _run(target, **options):
     options.setdefault("max_examples", 200)
-    return run_fuzz(RunConfig(target=target, seed=0, settings_profile="ci", **options))
+    return run_fuzz(RunConfig(target=target, seed=0, settings="ci", **options))
 
 
 def test_two_independent_bugs_in_one_group_are_each_found_and_shrunk_on_their_own_rule():
