@@ -1,4 +1,5 @@
-"""The README's code example runs as written: it passes on the reference and catches a bug."""
+"""The example of docs/strategies.md (Use the strategies and properties in your own tests) runs as
+written: it passes on the reference and catches a bug."""
 import os
 import re
 
@@ -7,19 +8,19 @@ import pytest
 from topkspec import reference_topk, spec
 from topkspec.properties.failures import Violation
 
-README = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")
+PAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "strategies.md")
 
 
 def _example() -> str:
-    text = open(README, encoding="utf-8").read()
-    section = text.split("## Use the strategies and properties in your own tests", 1)[1]
+    text = open(PAGE, encoding="utf-8").read()
+    section = text.split("# Use the strategies and properties in your own tests", 1)[1]
     return re.search(r"```python\n(.*?)```", section, re.S).group(1)
 
 
 def _run(my_topk):
     namespace = {"my_topk": my_topk, "my_validate": spec.validate}
-    # not README itself: the snippet's line numbers are its own, so its source cannot be looked up there
-    exec(compile(_example(), "<README.md example>", "exec"), namespace)
+    # not the page itself: the snippet's line numbers are its own, so its source cannot be looked up there
+    exec(compile(_example(), "<docs/strategies.md example>", "exec"), namespace)
     namespace["test_my_validator"]()
     namespace["test_my_topk"]()
 
