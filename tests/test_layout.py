@@ -4,6 +4,7 @@ cycles start), no module over 400 lines, at most six at the root."""
 import ast
 import importlib
 import pathlib
+import re
 
 import pytest
 
@@ -109,3 +110,18 @@ def test_no_package_imports_one_above_it():
 def test_every_package_has_a_layer():
     packages = {_layer(_name(p)) for p in MODULES} - {None}
     assert packages <= set(LAYERS), f"not in LAYERS: {sorted(packages - set(LAYERS))}"
+
+
+RULE_ID = re.compile(r"^(out|dml|onnx|lower)\.[a-z0-9_]+(\.[a-z0-9_]+)*$")
+
+
+def test_every_rule_id_written_in_the_code_is_a_rule_of_the_spec():
+    """A rule named by a string ("out.prefix") must exist: a typo would otherwise fail nowhere
+    (properties hold Rule objects, which resolve at import; this covers the strings)."""
+    from topkspec.spec.rules import RULES
+
+    unknown = [f"{_name(path)}:{node.lineno} {node.value!r}" for path in MODULES
+               for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+               if isinstance(node, ast.Constant) and isinstance(node.value, str) and RULE_ID.match(node.value)
+               and node.value not in RULES]
+    assert not unknown, "not rules of the spec:\n" + "\n".join(unknown)

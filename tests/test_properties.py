@@ -108,7 +108,7 @@ def test_result_checks_depend_on_nan_and_sorted():
 
 
 def test_a_copy_of_the_reference_passes_at_once_and_anything_else_goes_through_the_checks():
-    from topkspec.properties.result import matches_reference
+    from topkspec.properties.combined import matches_reference
 
     x = np.array([[3.0, -0.0, 0.0, 7.0, 3.0]], dtype=np.float32)
     case = Case("onnx:24", "TopK", "float32", (1, 5), 1, 3, index_dtype="int64")
@@ -182,7 +182,8 @@ def test_acceptance_checks():
 
 def test_catalogue_names_output_rules_and_covers_them():
     output_rules = {r.id for r in spec.RULE_LIST if r.scope == "output"}
-    named = {rule for prop in CATALOGUE for rule in prop.rules}
+    named = {rule for prop in CATALOGUE for rule in prop.rule_ids}
+    assert all(isinstance(rule, spec.Rule) for prop in CATALOGUE for rule in prop.rules), "rules are Rule objects"
     assert named <= output_rules, f"unknown rules: {named - output_rules}"
     assert named == output_rules, f"output rules no property enforces: {output_rules - named}"
     assert len({p.name for p in CATALOGUE}) == len(CATALOGUE)

@@ -25,7 +25,7 @@ from topkspec.fuzz import Failure, RunResult  # noqa: E402
 from topkspec.known import load_known, version_in  # noqa: E402
 from topkspec.properties import failures  # noqa: E402
 from topkspec.properties.failures import Violation  # noqa: E402
-from topkspec.properties.result import result_violations  # noqa: E402
+from topkspec.properties.combined import result_violations  # noqa: E402
 from topkspec.report import write_report  # noqa: E402
 from topkspec.spec import Case, dtypes  # noqa: E402
 from topkspec.targets.base import Rejected  # noqa: E402

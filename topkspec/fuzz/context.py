@@ -14,6 +14,7 @@ from collections import Counter
 import numpy as np
 
 from topkspec.properties import failures
+from topkspec.properties.catalogue import BY_NAME
 from topkspec.properties.failures import Violation
 from topkspec.fuzz.config import ADAPTER_RULE, MAX_CRASH_REPLAYS, MAX_HANG_REPLAYS
 from topkspec.targets.isolation import TargetCrashed, TargetHung
@@ -23,19 +24,6 @@ from topkspec.targets.base import AdapterError, Rejected, Target, describe_error
 
 # Classes that end an example: after a crash, a hang or a broken adapter nothing else is asked.
 _ENDS_EXAMPLE = (failures.CRASH, failures.HANG, failures.ADAPTER_ERROR)
-# Checks that compare the whole result with the reference: whatever else broke in the example
-# (a known tie order, say) breaks them too, so they speak only when nothing else broke.
-_RESIDUAL = ("exact", "unsorted_set")
-
-
-def _check_names() -> dict:
-    from topkspec.properties import CATALOGUE
-    return {prop.check: prop.name for prop in CATALOGUE}
-
-
-def _property_rules() -> dict:
-    from topkspec.properties import CATALOGUE
-    return {prop.name: prop.rules for prop in CATALOGUE}
 
 
 class Found(Violation):
@@ -74,8 +62,6 @@ class GroupContext:
         self.found_after: dict = {}  # id(violation) -> the example's calls made when it was found
         self.failures: dict = {}  # key -> the latest Failure raised (after shrinking: the shrunk one)
         self.fatal = Counter()  # crash/hang examples seen in this group
-        self.check_names = _check_names()
-        self.property_rules = _property_rules()
 
     @property
     def last(self) -> Failure | None:
@@ -196,14 +182,14 @@ class GroupContext:
     def held(self, name: str) -> None:
         """Property `name` was checked on this example and held: counted for its rules."""
         self.result.checks[name] += 1
-        self.kept.update(self.property_rules.get(name, (name,)))
+        self.kept.update(BY_NAME[name].rule_ids)
 
     def evaluate(self, name: str, check, *args, **options) -> bool:
         """Check property `name` on this example: True when it held. Its violation is kept for
         the example's verdict (settle), except one whose rule broke already in this example: a
         check that relies on an earlier one (gathering relies on valid indices) repeats the
         earlier violation. A crash, hang, broken adapter or refusal ends the example (raised)."""
-        if name in _RESIDUAL and self.found:
+        if BY_NAME[name].residual and self.found:
             return False  # explained by what broke already
         start = time.perf_counter()
         try:
@@ -211,7 +197,7 @@ class GroupContext:
         except Violation as violation:
             if violation.failure_class in _ENDS_EXAMPLE or violation.failure_class == failures.REJECTS_VALID:
                 raise
-            if violation.rules[0] in self.property_rules.get(name, (name,)):
+            if violation.rules[0] in BY_NAME[name].rule_ids:
                 self.result.checks[name] += 1
             if all(filed_rule(seen) != filed_rule(violation) for seen in self.found):
                 self.found.append(violation)

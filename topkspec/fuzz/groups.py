@@ -6,6 +6,7 @@ import time
 
 from topkspec.properties import failures
 from topkspec.spec import dtypes
+from topkspec.properties.catalogue import BY_CHECK, in_group
 from topkspec.properties.failures import Violation
 from topkspec.fuzz.config import GROUP_WEIGHTS
 from topkspec.fuzz.context import GroupContext, RefusedKAtAxisSize
@@ -22,8 +23,7 @@ def _float_types(profile) -> list[str]:
 
 
 def _result_body(ctx: GroupContext, data) -> bool:
-    from topkspec.properties import check_shape, reference_result, result_checks
-    from topkspec.properties.result import matches_reference
+    from topkspec.properties import check_shape, matches_reference, reference_result, result_checks
 
     case, x = data
     judged = ctx.judged_if_supported(case)
@@ -42,7 +42,7 @@ def _result_body(ctx: GroupContext, data) -> bool:
     same = matches_reference(judged, x, values, indices, expected[0])
     ctx.result.timing["checks_s"] += time.perf_counter() - start
     for check in checks:
-        name = ctx.check_names[check]
+        name = BY_CHECK[check].name
         if same:  # the reference keeps every result rule (tests/test_properties.py), so a copy does
             ctx.held(name)
         elif not ctx.evaluate(name, check, judged, x, values, indices) and check is check_shape:
@@ -63,10 +63,13 @@ def _asking_once(run):
     return ask
 
 
-def _metamorphic_body(checks, *, share_calls: bool):
-    """share_calls: identical calls within an example are made once (never where the
-    property is about repeating a call)."""
+def _metamorphic_body(group: str, *, share_calls: bool):
+    """The body of a group of metamorphic properties (catalogue.in_group). share_calls:
+    identical calls within an example are made once (never where the property is about
+    repeating a call)."""
     from topkspec.properties import check_prefix
+
+    checks = [prop.check for prop in in_group(group)]
 
     def body(ctx: GroupContext, data) -> None:
         case, x = data
@@ -77,7 +80,7 @@ def _metamorphic_body(checks, *, share_calls: bool):
         run = _asking_once(ctx.run) if share_calls else ctx.run
         compared = False  # some check called the target and compared (others may not apply)
         for check in checks:
-            name = ctx.check_names[check]
+            name = BY_CHECK[check].name
             options = {}
             if check is check_prefix and judged.family == "dml" and ctx.strict_doc:
                 options["max_k"] = judged.axis_size - 1  # the literal text: K below the axis size
@@ -188,7 +191,6 @@ def plan_groups(target: Target, profile: str, *, strict_doc: bool = False) -> di
     """{group: (strategy, body)} for the groups that apply to the target at `profile`.
     strict_doc: the literal DirectML text, so a K equal to the axis size is invalid (valid
     cases draw K below it, and the invalid group holds every target to refusing it)."""
-    from topkspec.properties import check_axis_moves, check_deterministic, check_prefix, check_topk_equals_topk1
     from hypothesis import strategies as st
 
     from topkspec.strategies import breakable_rules, case_and_input, invalid_descriptors
@@ -203,8 +205,7 @@ def plan_groups(target: Target, profile: str, *, strict_doc: bool = False) -> di
         groups["nan"] = (case_and_input(profile, dtypes=floats, allow_nan=True, require_nan=True, **strict),
                          _result_body)
     groups["metamorphic"] = (case_and_input(profile, allow_nan=True, **strict),
-                             _metamorphic_body([check_prefix, check_axis_moves, check_topk_equals_topk1],
-                                               share_calls=True))
+                             _metamorphic_body("metamorphic", share_calls=True))
     # The rules in force under the strict_doc setting; only breakages a call can carry; table
     # rules only for targets that know the tables (and the literal K bound, when asked for,
     # for every target: it replaces the K bound every target is held to).
@@ -220,7 +221,7 @@ def plan_groups(target: Target, profile: str, *, strict_doc: bool = False) -> di
         return {"accepts": accepts_group(target, profile, strict_doc), **{g: groups[g] for g in ("invalid",)
                                                                            if g in groups}}
     groups["deterministic"] = (case_and_input(profile, allow_nan=True, **strict),
-                               _metamorphic_body([check_deterministic], share_calls=False))
+                               _metamorphic_body("deterministic", share_calls=False))
     return groups
 
 

@@ -8,15 +8,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from topkspec.properties import failures
+from topkspec.properties.catalogue import RELATION_OF_RULE
 from topkspec.properties.failures import Violation
 from topkspec.fuzz.config import EXIT_INTERRUPTED, EXIT_VACUOUS, MIN_JUDGED_SHARE
 
 
 # How a failure is observed, which decides what a report's repro.py checks: by failure class,
-# then by the rules that compare two calls; any other failure is one call's result.
+# then by the rule of a property that relates calls (catalogue.RELATION_OF_RULE); any other
+# failure is one call's result.
 _CLASS_RELATIONS = {failures.CRASH: "crash", failures.HANG: "hang", failures.REJECTS_VALID: "accept",
                     failures.ACCEPTS_INVALID: "reject", failures.NONDETERMINISTIC: "deterministic"}
-_TWO_CALL_RELATIONS = {"out.prefix": "prefix", "out.axis_moves": "axis_moves", "out.topk_equals_topk1": "same"}
 # Relations observed on one call, the example's last.
 ONE_CALL_RELATIONS = ("result", "crash", "hang", "accept")
 
@@ -77,11 +78,12 @@ class Failure:
 
     @property
     def relation(self) -> str:
-        """How the failure is observed: crash, hang, accept, reject, deterministic, prefix,
-        axis_moves, same (TOP_K against TOP_K1) or result."""
+        """How the failure is observed: crash, hang, accept, reject, result, or the name of the
+        property whose relation between calls broke (prefix, axis_moves, topk_equals_topk1,
+        deterministic)."""
         if self.failure_class in _CLASS_RELATIONS:
             return _CLASS_RELATIONS[self.failure_class]
-        return _TWO_CALL_RELATIONS.get(self.rule, "result")
+        return RELATION_OF_RULE.get(self.rule, "result")
 
     @property
     def key(self) -> tuple:

@@ -12,6 +12,7 @@ import numpy as np
 
 from topkspec.spec import dtypes
 from topkspec.properties.failures import ACCEPTS_INVALID, REJECTS_VALID, Violation
+from topkspec.properties.property import ACCEPTANCE, Property, rules
 
 
 def plain_input(case) -> np.ndarray:
@@ -57,9 +58,14 @@ def check_rejects_invalid(draw, run, x=None):
         result = run(case, x)
     except Exception:
         return
-    rules = ("out.invalid_rejected",) + tuple(sorted(draw.rules))
     shape = list(np.shape(result[0])) if isinstance(result, tuple) and result else None
-    raise Violation(rules,
+    raise Violation(("out.invalid_rejected",) + tuple(sorted(draw.rules)),
                     f"out.invalid_rejected: {case.describe()} breaks {', '.join(sorted(draw.rules))} "
                     f"({draw.how}) but was accepted (values of shape {shape} returned)",
                     failure_class=ACCEPTS_INVALID, expected="a refusal", actual=f"values of shape {shape}")
+
+
+PROPERTIES = (
+    Property("accepts_valid", check_accepts_valid, rules("out.valid_accepted"), ACCEPTANCE, True),
+    Property("rejects_invalid", check_rejects_invalid, rules("out.invalid_rejected"), ACCEPTANCE, True),
+)

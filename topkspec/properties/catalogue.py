@@ -1,47 +1,29 @@
-"""Every property: its function, the rules it enforces, its kind, and whether it holds with NaN."""
+"""Every property, from the modules of each kind, and what the engine and the reports look up
+in them: a property by name or by check, the relation a rule is observed by, the words of a
+report's title."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
-
 from topkspec.properties import acceptance, metamorphic, result
+from topkspec.properties.property import ACCEPTANCE, METAMORPHIC, RESULT, Property, Relation
 
-RESULT = "result"  # check(case, x, values, indices)
-METAMORPHIC = "metamorphic"  # check(case, x, run)
-ACCEPTANCE = "acceptance"  # check_accepts_valid(case, run, x=None), check_rejects_invalid(draw, run, x=None)
-
-
-@dataclass(frozen=True)
-class Property:
-    name: str
-    check: Callable
-    rules: tuple
-    kind: str
-    with_nan: bool  # True: it holds (and is checked) when the input has NaN
-
-    def to_dict(self) -> dict:
-        return {"name": self.name, "rules": list(self.rules), "kind": self.kind, "with_nan": self.with_nan}
-
-
-CATALOGUE = (
-    Property("shape", result.check_shape, ("out.shape",), RESULT, True),
-    Property("dtypes", result.check_dtypes, ("out.dtype.values", "out.dtype.indices"), RESULT, True),
-    Property("indices", result.check_indices, ("out.indices.range_distinct", "out.indices.base"), RESULT, True),
-    Property("gather", result.check_gather, ("out.values.gather", "out.indices.base"), RESULT, True),
-    Property("select", result.check_select, ("out.values.select",), RESULT, False),
-    Property("order", result.check_order, ("out.order",), RESULT, False),
-    Property("ties", result.check_ties, ("out.ties.index_order", "out.ties.kth_place", "out.ties.signed_zero"), RESULT, False),
-    Property("exact", result.check_exact, ("out.exact",), RESULT, False),
-    Property("unsorted_set", result.check_unsorted_set, ("out.unsorted.set",), RESULT, False),
-    Property("nan_policy_free", result.check_nan_policy_free,
-             ("out.nan.unspecified", "out.indices.range_distinct", "out.values.gather"), RESULT, True),
-    Property("prefix", metamorphic.check_prefix, ("out.prefix",), METAMORPHIC, True),
-    Property("axis_moves", metamorphic.check_axis_moves, ("out.axis_moves",), METAMORPHIC, True),
-    Property("topk_equals_topk1", metamorphic.check_topk_equals_topk1, ("out.topk_equals_topk1",),
-             METAMORPHIC, True),
-    Property("deterministic", metamorphic.check_deterministic, ("out.deterministic",), METAMORPHIC, True),
-    Property("accepts_valid", acceptance.check_accepts_valid, ("out.valid_accepted",), ACCEPTANCE, True),
-    Property("rejects_invalid", acceptance.check_rejects_invalid, ("out.invalid_rejected",), ACCEPTANCE, True),
-)
+CATALOGUE: tuple[Property, ...] = result.PROPERTIES + metamorphic.PROPERTIES + acceptance.PROPERTIES
 
 BY_NAME = {prop.name: prop for prop in CATALOGUE}
+BY_CHECK = {prop.check: prop for prop in CATALOGUE}
+
+# Relations between calls by name (the property's), and the rule each is observed by.
+RELATIONS: dict[str, Relation] = {prop.name: prop.relation for prop in CATALOGUE if prop.relation}
+RELATION_OF_RULE = {prop.rule_ids[0]: prop.name for prop in CATALOGUE if prop.relation}
+
+# (rule, verb phrase) for a wrong result's title, most specific first: the catalogue's order,
+# each property's own words in its order.
+WORDS: tuple = tuple(pair for prop in CATALOGUE for pair in prop.words)
+
+
+def in_group(group: str) -> list[Property]:
+    """The metamorphic properties the fuzz group `group` checks, in catalogue order."""
+    return [prop for prop in CATALOGUE if prop.group == group]
+
+
+__all__ = ["ACCEPTANCE", "BY_CHECK", "BY_NAME", "CATALOGUE", "METAMORPHIC", "RELATIONS", "RELATION_OF_RULE",
+           "RESULT", "WORDS", "Property", "Relation", "in_group"]

@@ -10,6 +10,8 @@ so the relation between two results holds whenever each result does: the result 
 is named, not the pair. Which NaN goes where, and how many NaNs are returned, are not
 compared. Likewise ONNX sorted=0 leaves the order undefined, so unsorted results are compared
 as sets of (index, value) pairs.
+
+PROPERTIES holds each with the relation a report shows and replays.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import numpy as np
 
 from topkspec import spec
 from topkspec.properties.failures import NONDETERMINISTIC, WRONG_RESULT, Violation
+from topkspec.properties.property import METAMORPHIC, Property, Relation, rules
 from topkspec.properties.result import check_nan_policy_free, check_shape, has_nan
 from topkspec.properties.sequences import at, by_index, rows, same_bits, show, where
 
@@ -131,3 +134,63 @@ def check_deterministic(case, x, run, *, repeats=2):
             _same_form("out.deterministic", what, NONDETERMINISTIC, first, again)
             continue
         _compare("out.deterministic", what, case, first, again, failure_class=NONDETERMINISTIC, nan_equal=False)
+
+
+# -- the properties, with how a report shows and replays each relation -------------------------
+
+def _first_k(first, second, case0, case1):
+    k = case1.k
+    first = tuple(np.take(a, np.arange(k), axis=case0.norm_axis) for a in first)
+    return f"expected (first {k} of K={case0.k})", first, f"actual (K={k})", second
+
+
+def _moved_back(first, second, case0, case1):
+    second = tuple(np.moveaxis(a, case1.norm_axis, case0.norm_axis) for a in second)
+    return "expected (original axis)", first, "actual (axis moved, moved back)", second
+
+
+def _moved_data(calls) -> list[str]:
+    moved = calls[1][0]
+    return [f"MOVED_TO, AXIS2 = {moved.norm_axis}, {moved.axis}",
+            "X2 = np.ascontiguousarray(np.moveaxis(X, AXIS % X.ndim, MOVED_TO))"]
+
+
+PROPERTIES = (
+    Property("prefix", check_prefix, rules("out.prefix"), METAMORPHIC, True, group="metamorphic",
+             words=(("out.prefix", "gives a smaller K a result that is not the start of a larger K's"),),
+             relation=Relation(
+                 calls=2, sides=_first_k, data=lambda calls: [f"K2 = {calls[1][0].k}"],
+                 pair="expected = [np.take(a, np.arange(K2), axis=AXIS % X.ndim) for a in topk(X, K, AXIS)]\n"
+                      "actual = topk(X, K2, AXIS)",
+                 differs="the result for K={K2} is not the first {K2} of the result for K={K}",
+                 agrees="the result for a smaller K is the start of the result for a larger K")),
+    Property("axis_moves", check_axis_moves, rules("out.axis_moves"), METAMORPHIC, True, group="metamorphic",
+             words=(("out.axis_moves", "changes its result when the axis is moved"),),
+             relation=Relation(
+                 calls=2, sides=_moved_back, data=_moved_data,
+                 pair="expected = topk(X, K, AXIS)\n"
+                      "actual = [np.moveaxis(a, MOVED_TO, AXIS % X.ndim) for a in topk(X2, K, AXIS2)]",
+                 differs="moving the axis (a transpose) changed the result",
+                 agrees="moving the axis moves the result")),
+    Property("topk_equals_topk1", check_topk_equals_topk1, rules("out.topk_equals_topk1"), METAMORPHIC, True,
+             group="metamorphic",
+             words=(("out.topk_equals_topk1", "gives DML_TOP_K and DML_TOP_K1 (DECREASING) different results"),),
+             relation=Relation(
+                 calls=2,
+                 sides=lambda first, second, *_: ("expected (TOP_K1 DECREASING)", first, "actual (TOP_K)", second),
+                 pair="expected = topk(X, K, AXIS)  # DML_TOP_K1, DECREASING\nactual = topk(X, K, AXIS)  # DML_TOP_K",
+                 pair_with_op='expected = topk(X, K, AXIS, op="TOP_K1")  # DECREASING\n'
+                              'actual = topk(X, K, AXIS, op="TOP_K")',
+                 differs="the two operators differ", agrees="the two operators agree")),
+    Property("deterministic", check_deterministic, rules("out.deterministic"), METAMORPHIC, True,
+             group="deterministic",
+             relation=Relation(
+                 calls=1,
+                 sides=lambda first, second, *_: ("expected (first run)", first, "actual (second run)", second),
+                 pair="expected = topk(X.copy(), K, AXIS)\nfor run in range(2, 51):\n"
+                      "    actual = topk(X.copy(), K, AXIS)\n"
+                      "    if not all(same(a, b) for a, b in zip(expected, actual)):\n        break",
+                 differs="run {run} gave other bits than run 1 for the same input",
+                 agrees="50 runs gave the same bits")),
+)
+

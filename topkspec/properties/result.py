@@ -1,8 +1,9 @@
 """Properties of one result: check_<name>(case, x, values, indices) -> None or raises Violation.
 
-`check_result` runs the ones that apply to the case and the data, most specific first, so the
-violation it raises says the most precise thing that broke: shape and types, then index range
-and distinctness, gathered values, the selected multiset, order, ties, and exactness last.
+PROPERTIES lists them most specific first, the order `combined.check_result` runs the ones that
+apply, so the violation it raises says the most precise thing that broke: shape and types, then
+index range and distinctness, gathered values, the selected multiset, order, ties, and
+exactness last.
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import numpy as np
 
 from topkspec.spec import dtypes
 from topkspec.properties.failures import Violation
+from topkspec.properties.property import NAN, RESULT, SORTED, UNSORTED, Property, rules
 from topkspec.properties.sequences import (
     as_numbers, at, bits, is_float_array, keys, nan_mask, rows, same_bits, show, take_rows, where,
 )
@@ -26,7 +28,7 @@ def _first(mask: np.ndarray) -> tuple[int, int]:
     return int(r), int(p)
 
 
-def _type_name(arr) -> str:
+def type_name(arr) -> str:
     try:
         return dtypes.name_of(np.asarray(arr).dtype)
     except ValueError:
@@ -58,11 +60,11 @@ def check_shape(case, x, values, indices):
 
 def check_dtypes(case, x, values, indices):
     """out.dtype.values, out.dtype.indices: values of the input's type, indices of the index type."""
-    got = _type_name(values)
+    got = type_name(values)
     if got != case.dtype:
         raise Violation("out.dtype.values", f"out.dtype.values: values are {got}, expected {case.dtype}",
                         where={"output": "values"}, expected=case.dtype, actual=got)
-    got = _type_name(indices)
+    got = type_name(indices)
     if got != case.index_dtype:
         raise Violation("out.dtype.indices", f"out.dtype.indices: indices are {got}, expected {case.index_dtype}",
                         where={"output": "indices"}, expected=case.index_dtype, actual=got)
@@ -286,64 +288,37 @@ def check_nan_policy_free(case, x, values, indices):
                         where=where(outer, r, p), expected=want[r, p], actual=front[r, p])
 
 
-# -- all of them ------------------------------------------------------------------------
-
 def has_nan(x) -> bool:
     return bool(nan_mask(np.asarray(x)).any())
 
 
-def result_checks(case, x) -> list:
-    """The single-result checks that apply to the case and input, most specific first."""
-    checks = [check_shape, check_dtypes, check_indices, check_gather]
-    if has_nan(x):
-        return checks + [check_nan_policy_free]
-    if not case.sorted:
-        return checks + [check_select, check_ties, check_unsorted_set]
-    return checks + [check_select, check_order, check_ties, check_exact]
+# -- the properties, most specific first -------------------------------------------------------
 
-
-def matches_reference(case, x, values, indices, expected=None) -> bool:
-    """True when the outputs have the case's shape and types, the values are the reference's
-    bit for bit and the indices equal its indices; with sorted=0, the same pairs of value and
-    index in any order. `expected`: `reference_result(case, x)` when already computed."""
-    values, indices = np.asarray(values), np.asarray(indices)
-    if (values.shape != case.out_shape or indices.shape != case.out_shape
-            or _type_name(values) != case.dtype or _type_name(indices) != case.index_dtype):
-        return False
-    ref_values, ref_indices = expected if expected is not None else reference_result(case, x)
-    if case.sorted:
-        return bool((bits(values) == bits(ref_values)).all() and (indices == ref_indices).all())
-    # Any order: the same indices in each sequence, and each value the input's element at its
-    # index (as the reference's values are), bit for bit. Cheaper than putting both in index order.
-    index_rows, _ = rows(case, indices)
-    if not (np.sort(index_rows, axis=1) == np.sort(rows(case, ref_indices)[0], axis=1)).all():
-        return False
-    at_indices = take_rows(rows(case, x)[0], index_rows.astype(np.int64))
-    return bool((bits(rows(case, values)[0]) == bits(at_indices)).all())
-
-
-def check_result(case, x, values, indices, expected=None):
-    """Every single-result check that applies; raises the most specific violation.
-
-    A result that equals the reference passes at once: the reference keeps every result rule
-    whatever the input (tests/test_properties.py holds it to each check one by one), so a
-    copy of it does too. Any other result goes through the checks in turn, which name what
-    broke. `expected`: `reference_result(case, x)`, when computed beforehand."""
-    if matches_reference(case, x, values, indices, expected):
-        return
-    for check in result_checks(case, x):
-        check(case, x, values, indices)
-
-
-def result_violations(case, x, values, indices) -> list[Violation]:
-    """Every applicable check's violation, most specific first (the checks after a wrong
-    shape cannot run, so a shape violation ends the list)."""
-    found = []
-    for check in result_checks(case, x):
-        try:
-            check(case, x, values, indices)
-        except Violation as violation:
-            found.append(violation)
-            if check is check_shape:
-                break
-    return found
+PROPERTIES = (
+    Property("shape", check_shape, rules("out.shape"), RESULT, True,
+             words=(("out.shape", "returns outputs of the wrong shape"),)),
+    Property("dtypes", check_dtypes, rules("out.dtype.values", "out.dtype.indices"), RESULT, True,
+             words=(("out.dtype.values", "returns values of the wrong type"),
+                    ("out.dtype.indices", "returns indices of the wrong type"))),
+    Property("indices", check_indices, rules("out.indices.range_distinct", "out.indices.base"), RESULT, True,
+             words=(("out.indices.base", "returns indices counted from 1"),
+                    ("out.indices.range_distinct", "returns indices out of range or repeated"))),
+    Property("gather", check_gather, rules("out.values.gather", "out.indices.base"), RESULT, True,
+             words=(("out.values.gather", "returns values that are not the input elements at the returned indices"),)),
+    Property("select", check_select, rules("out.values.select"), RESULT, False,
+             words=(("out.values.select", "selects the wrong elements"),)),
+    Property("order", check_order, rules("out.order"), RESULT, False, when=SORTED,
+             words=(("out.order", "returns values out of order"),)),
+    Property("ties", check_ties, rules("out.ties.index_order", "out.ties.kth_place", "out.ties.signed_zero"),
+             RESULT, False,
+             words=(("out.ties.signed_zero", "does not treat -0.0 and +0.0 as tied"),
+                    ("out.ties.index_order", "returns tied values out of index order"),
+                    ("out.ties.kth_place", "keeps a later tied value in the last place instead of an earlier one"))),
+    Property("exact", check_exact, rules("out.exact"), RESULT, False, when=SORTED, residual=True,
+             words=(("out.exact", "returns a wrong result"),)),
+    Property("unsorted_set", check_unsorted_set, rules("out.unsorted.set"), RESULT, False, when=UNSORTED, residual=True,
+             words=(("out.unsorted.set", "returns the wrong elements with sorted=0"),)),
+    Property("nan_policy_free", check_nan_policy_free,
+             rules("out.nan.unspecified", "out.indices.range_distinct", "out.values.gather"), RESULT, True, when=NAN,
+             words=(("out.nan.unspecified", "returns the wrong non-NaN values when the input holds NaN"),)),
+)

@@ -7,6 +7,7 @@ import numpy as np
 
 from topkspec.spec import dtypes
 from topkspec.spec.reference import reference_topk
+from topkspec.properties.catalogue import RELATIONS
 from topkspec.properties.sequences import keys, nan_mask, rows, same_bits, show
 from topkspec.properties.result import reference_result
 
@@ -14,11 +15,9 @@ TABLE_ROWS = 40  # rows of the expected/actual table before it is cut
 
 
 def calls_for(failure, relation: str) -> list:
-    """The target calls repro.py makes: both of a two-call relation, else the last one."""
-    if relation in ("prefix", "axis_moves", "same"):
-        return failure.calls[:2]
-    if relation == "deterministic":
-        return failure.calls[:1]
+    """The target calls repro.py makes: those of a relation between calls, else the last one."""
+    if relation in RELATIONS:
+        return failure.calls[:RELATIONS[relation].calls]
     return failure.calls[-1:]
 
 
@@ -75,19 +74,9 @@ def compared_outputs(failure, relation: str):
         expected = expected_result(failure.calls[-1][0], failure.calls[-1][1])
         if expected is not None:
             return "expected", expected, "actual", outs[-1]
-    if relation in ("prefix", "axis_moves", "same", "deterministic") and len(outs) >= 2 and None not in outs[:2]:
-        first, second = outs[0], outs[1]
-        case0, case1 = failure.calls[0][0], failure.calls[1][0]
-        if relation == "prefix":
-            k = case1.k
-            first = tuple(np.take(a, np.arange(k), axis=case0.norm_axis) for a in first)
-            return f"expected (first {k} of K={case0.k})", first, f"actual (K={k})", second
-        if relation == "axis_moves":
-            second = tuple(np.moveaxis(a, case1.norm_axis, case0.norm_axis) for a in second)
-            return "expected (original axis)", first, "actual (axis moved, moved back)", second
-        if relation == "same":
-            return "expected (TOP_K1 DECREASING)", first, "actual (TOP_K)", second
-        return "expected (first run)", first, "actual (second run)", second
+    if relation in RELATIONS and len(outs) >= 2 and None not in outs[:2]:
+        cases = [case for case, _ in failure.calls[:2]]
+        return RELATIONS[relation].sides(outs[0], outs[1], cases[0], cases[-1])
     return None
 
 

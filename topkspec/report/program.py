@@ -18,6 +18,7 @@ from string import Template
 import numpy as np
 
 from topkspec.spec import dtypes
+from topkspec.properties.catalogue import RELATIONS
 from topkspec.properties.sequences import nan_mask
 from topkspec.report.compare import calls_for, expected_result
 from topkspec.targets.repro import descriptor_writer_for, read_template
@@ -94,24 +95,6 @@ def check_of(relation: str, case, x) -> str:
             "hang": "check_crash.tmpl"}.get(relation, same)
 
 
-_PAIRS = {
-    "prefix": ("expected = [np.take(a, np.arange(K2), axis=AXIS % X.ndim) for a in topk(X, K, AXIS)]\n"
-               "actual = topk(X, K2, AXIS)",
-               "the result for K={K2} is not the first {K2} of the result for K={K}",
-               "the result for a smaller K is the start of the result for a larger K"),
-    "axis_moves": ("expected = topk(X, K, AXIS)\n"
-                   "actual = [np.moveaxis(a, MOVED_TO, AXIS % X.ndim) for a in topk(X2, K, AXIS2)]",
-                   "moving the axis (a transpose) changed the result", "moving the axis moves the result"),
-    "same": ("expected = topk(X, K, AXIS)  # DML_TOP_K1, DECREASING\nactual = topk(X, K, AXIS)  # DML_TOP_K",
-             "the two operators differ", "the two operators agree"),
-    "deterministic": ("expected = topk(X.copy(), K, AXIS)\nfor run in range(2, 51):\n"
-                      "    actual = topk(X.copy(), K, AXIS)\n"
-                      "    if not all(same(a, b) for a, b in zip(expected, actual)):\n        break",
-                      "run {run} gave other bits than run 1 for the same input",
-                      "50 runs gave the same bits"),
-}
-
-
 def _data(relation: str, calls, takes_op: bool) -> tuple[list[str], set, dict]:
     """The data lines, the names they need, and the check's template values."""
     case, x = calls[0]
@@ -130,17 +113,11 @@ def _data(relation: str, calls, takes_op: bool) -> tuple[list[str], set, dict]:
                 needs |= more
         else:
             lines.append(f"LARGEST, SORTED = {case.largest}, {case.sorted}")
-    elif relation == "prefix":
-        lines.append(f"K2 = {calls[1][0].k}")
-    elif relation == "axis_moves":
-        moved = calls[1][0]
-        lines.append(f"MOVED_TO, AXIS2 = {moved.norm_axis}, {moved.axis}")
-        lines.append("X2 = np.ascontiguousarray(np.moveaxis(X, AXIS % X.ndim, MOVED_TO))")
-    if relation in _PAIRS:
-        pair, what, fixed = _PAIRS[relation]
-        if relation == "same" and takes_op:
-            pair = 'expected = topk(X, K, AXIS, op="TOP_K1")  # DECREASING\nactual = topk(X, K, AXIS, op="TOP_K")'
-        values = {"pair": pair, "what": what, "fixed": fixed}
+    if relation in RELATIONS:
+        replay = RELATIONS[relation]
+        lines += replay.data(calls)
+        pair = replay.pair_with_op if takes_op and replay.pair_with_op else replay.pair
+        values = {"pair": pair, "what": replay.differs, "fixed": replay.agrees}
     return lines, needs, values
 
 

@@ -3,28 +3,7 @@
 from __future__ import annotations
 
 from topkspec.properties import failures
-
-# Wrong results by rule, most specific first: the first rule the violation names wins.
-_WRONG = [
-    ("out.ties.signed_zero", "does not treat -0.0 and +0.0 as tied"),
-    ("out.indices.base", "returns indices counted from 1"),
-    ("out.ties.index_order", "returns tied values out of index order"),
-    ("out.ties.kth_place", "keeps a later tied value in the last place instead of an earlier one"),
-    ("out.shape", "returns outputs of the wrong shape"),
-    ("out.dtype.values", "returns values of the wrong type"),
-    ("out.dtype.indices", "returns indices of the wrong type"),
-    ("out.indices.range_distinct", "returns indices out of range or repeated"),
-    ("out.values.gather", "returns values that are not the input elements at the returned indices"),
-    ("out.values.select", "selects the wrong elements"),
-    ("out.order", "returns values out of order"),
-    ("out.nan.unspecified", "returns the wrong non-NaN values when the input holds NaN"),
-    ("out.unsorted.set", "returns the wrong elements with sorted=0"),
-    ("out.prefix", "gives a smaller K a result that is not the start of a larger K's"),
-    ("out.axis_moves", "changes its result when the axis is moved"),
-    ("out.topk_equals_topk1", "gives DML_TOP_K and DML_TOP_K1 (DECREASING) different results"),
-    ("out.exact", "returns a wrong result"),
-]
-
+from topkspec.properties.catalogue import WORDS
 
 def case_text(case) -> str:
     """'float32[2], K = 2, largest' (axis and sortedness when they matter)."""
@@ -85,7 +64,7 @@ def what_happened(failure) -> str:
     if kind == failures.NONDETERMINISTIC:
         return f"returns different results for the same input ({case_text(case)})"
     rules = set(failure.violation.rules)
-    phrase = next((text for rule, text in _WRONG if rule in rules), f"breaks {failure.rule}")
+    phrase = next((text for rule, text in WORDS if rule in rules), f"breaks {failure.rule}")
     return f"{phrase} ({case_text(case)})"
 
 

@@ -1,0 +1,94 @@
+"""What a property is: one object holding its check, the rules it enforces, when it applies,
+the words of a report's title and, for a relation between calls, how a report replays it.
+
+A new property is one `Property` in the module of its kind (result.py, metamorphic.py,
+acceptance.py), added to that module's PROPERTIES, plus its planted-bug test
+(tests/test_properties_planted.py). The engine, the verdicts and the reports read everything
+else from the catalogue (catalogue.py).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from topkspec.spec.rules import Rule, rule
+
+RESULT = "result"  # check(case, x, values, indices)
+METAMORPHIC = "metamorphic"  # check(case, x, run)
+ACCEPTANCE = "acceptance"  # check_accepts_valid(case, run, x=None), check_rejects_invalid(draw, run, x=None)
+
+# When a result property applies: to every result, to sorted or unsorted requests only, or only
+# to input holding NaN (with NaN only `with_nan` properties apply).
+ALWAYS, SORTED, UNSORTED, NAN = "always", "sorted", "unsorted", "nan"
+
+
+def rules(*ids: str) -> tuple[Rule, ...]:
+    """The spec's Rule objects for `ids`: an id the spec lacks fails here, at import."""
+    return tuple(rule(rule_id) for rule_id in ids)
+
+
+@dataclass(frozen=True)
+class Relation:
+    """How a report shows and replays a relation between calls to the target.
+
+    - calls: how many of the failure's calls repro.py makes (the pair, or the one repeated);
+    - sides(first, second, case0, case1): (left title, left, right title, right) for the
+      side-by-side table, the outputs aligned to be compared position by position;
+    - data(calls): repro.py's data lines beyond X, K and AXIS;
+    - pair: repro.py's code that sets `expected` and `actual` from calls of `topk`
+      (`pair_with_op` for writers whose `topk` takes the operator);
+    - differs / agrees: what repro.py prints when the relation is broken / holds.
+    """
+
+    calls: int
+    sides: Callable
+    pair: str
+    differs: str
+    agrees: str
+    data: Callable = lambda calls: []
+    pair_with_op: str | None = None
+
+
+@dataclass(frozen=True)
+class Property:
+    """One property: `check` enforces `rules`; `kind` says how it is called (RESULT,
+    METAMORPHIC, ACCEPTANCE); `with_nan`: it holds, and is checked, when the input has NaN.
+
+    - when: for a result property, which results it applies to (ALWAYS, SORTED, UNSORTED, NAN);
+    - group: the fuzz group whose examples a metamorphic property checks ("metamorphic", or
+      "deterministic" for one about repeating a call: its calls are never shared);
+    - words: (rule id, verb phrase) pairs for a report's title when a wrong result is filed
+      under that rule ("returns values out of order"), most specific first;
+    - relation: for a relation between calls, how a report shows and replays it (its name is
+      the property's);
+    - residual: it compares the whole result with the reference, so whatever else broke in an
+      example breaks it too: it speaks only when nothing else broke.
+    """
+
+    name: str
+    check: Callable
+    rules: tuple
+    kind: str
+    with_nan: bool
+    when: str = ALWAYS
+    group: str | None = None
+    words: tuple = ()
+    relation: Relation | None = None
+    residual: bool = False
+
+    def __post_init__(self):
+        for rule_id, _ in self.words:
+            rule(rule_id)  # a typo fails at import
+
+    @property
+    def rule_ids(self) -> tuple[str, ...]:
+        return tuple(r.id for r in self.rules)
+
+    def applies(self, case, has_nan: bool) -> bool:
+        """For a result property: whether it judges a result of `case` (input with NaN or not)."""
+        if has_nan:
+            return self.with_nan and self.when in (ALWAYS, NAN)
+        return {ALWAYS: True, SORTED: case.sorted, UNSORTED: not case.sorted, NAN: False}[self.when]
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "rules": list(self.rule_ids), "kind": self.kind, "with_nan": self.with_nan}
