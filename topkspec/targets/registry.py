@@ -32,47 +32,9 @@ class TargetError(UsageError):
     """A target name or import string that resolves to no target."""
 
 
-def _reference():
-    from topkspec.targets.reference_target import ReferenceTarget
-    return ReferenceTarget()
-
-
-def _onnx_reference():
-    from topkspec.targets.onnx_reference import OnnxReferenceTarget
-    return OnnxReferenceTarget()
-
-
-def _ort(kind: str):
-    def make():
-        from topkspec.targets import ort
-        return getattr(ort, kind)()
-    return make
-
-
-def _torch(kind: str):
-    def make():
-        from topkspec.targets import torch_target
-        return getattr(torch_target, kind)()
-    return make
-
-
-def _jax():
-    from topkspec.targets.jax_target import JaxTarget
-    return JaxTarget()
-
-
-def _openvino():
-    from topkspec.targets.openvino_target import OpenVinoTarget
-    return OpenVinoTarget()
-
-
-def _directml():
-    from topkspec.targets.directml.target import DirectMLTarget
-    return DirectMLTarget()
-
-
 def _module(module: str, factory: str):
-    """A factory for a target class in topkspec.targets.<module>, imported when called."""
+    """A factory for a target made by topkspec.targets.<module>.<factory> (a class or a
+    function), imported when called."""
     def make():
         return getattr(importlib.import_module(f"topkspec.targets.{module}"), factory)()
     return make
@@ -80,16 +42,16 @@ def _module(module: str, factory: str):
 
 # Factories import their runtime only when called, so listing names costs nothing.
 BUILTIN_TARGETS: dict[str, Callable[[], Target]] = {
-    "reference": _reference,
-    "onnx-reference": _onnx_reference,
-    "onnxruntime": _ort("cpu"),
-    "onnxruntime-directml": _ort("directml"),
-    "onnxruntime-cuda": _ort("cuda"),
-    "torch": _torch("cpu"),
-    "torch-cuda": _torch("cuda"),
-    "jax": _jax,
-    "openvino": _openvino,
-    "directml": _directml,
+    "reference": _module("reference_target", "ReferenceTarget"),
+    "onnx-reference": _module("onnx_reference", "OnnxReferenceTarget"),
+    "onnxruntime": _module("ort", "cpu"),
+    "onnxruntime-directml": _module("ort", "directml"),
+    "onnxruntime-cuda": _module("ort", "cuda"),
+    "torch": _module("torch_target", "cpu"),
+    "torch-cuda": _module("torch_target", "cuda"),
+    "jax": _module("jax_target", "JaxTarget"),
+    "openvino": _module("openvino_target", "OpenVinoTarget"),
+    "directml": _module("directml.target", "DirectMLTarget"),
     "tensorflow": _module("tensorflow_target", "TensorFlowTarget"),
     "litert": _module("litert_target", "LiteRtTarget"),
     "keras-numpy": _module("keras_target", "KerasNumpyTarget"),
