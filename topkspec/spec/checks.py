@@ -5,10 +5,12 @@ rule, and the exported tables; it returns a list of messages, empty when the rul
 words in CHECK_KINDS are the contract: a validator in another language implements the same
 kinds from them and the JSON export.
 
-`ctx` is worked out once per kind of descriptor (`context`): the profile, and for DirectML the
-operator's support row at the level and the sets the quick tests use, so a check does not look
-them up per descriptor. The structural checks first try a quick test that the rule holds and
-build their messages only when it does not.
+`ctx` is worked out once per kind of descriptor (validate.plan_context): family, level, opset,
+level_name, and for DirectML what a check would otherwise look up per descriptor: "row" (the
+operator's support row at the level), "desc_fields", "plain_tensor", "data_types" (for the quick
+tests; each missing where the tables do not give it, and the checks then read the tables
+themselves). The structural checks first try a quick test that the rule holds and build their
+messages only when it does not.
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from topkspec.spec.tables import CHECK_KIND_MEANINGS, DML_DATA_TYPES
 
 _UINT_MAX = 2**32 - 1
 _TENSOR_OPTIONAL_INT_FIELDS = ("TotalTensorSizeInBytes", "GuaranteedBaseOffsetAlignment", "Flags")
-_PLAIN_TENSOR = frozenset({"DataType", "Sizes"})
+_PLAIN_TENSOR = frozenset({"DataType", "Sizes"})  # a tensor desc with the required fields only
 
 
 def _is_int(v) -> bool:
@@ -29,16 +31,6 @@ def _is_uint(v) -> bool:
 
 def _uint_list(v) -> bool:
     return isinstance(v, list) and all(_is_uint(s) for s in v)
-
-
-def _plain_uints(v) -> bool:
-    """A quick yes for a list of plain ints in [0, 2**32-1] (a no means: ask _uint_list)."""
-    if type(v) is not list:
-        return False
-    for s in v:
-        if type(s) is not int or not 0 <= s <= _UINT_MAX:
-            return False
-    return True
 
 
 def _sizes(view, tensor):
@@ -67,25 +59,6 @@ def support_row(tables, op, level):
     rows = [r for r in tables["dml_support"].get(op, [])
             if tables["dml_feature_levels"][r["since"]] <= level]
     return max(rows, key=lambda r: tables["dml_feature_levels"][r["since"]]) if rows else None
-
-
-def context(tables, family, op, level=None, level_name=None, opset=None) -> dict:
-    """The ctx of one kind of descriptor: family, level, opset, level_name, and for DirectML what
-    the checks would otherwise look up per descriptor: the support row, the member sets and the
-    DataType names (each left out where the tables do not give it: the checks then read the
-    tables themselves, and fail as they would)."""
-    ctx = {"family": family, "level": level, "opset": opset, "level_name": level_name}
-    makers = {"row": lambda: support_row(tables, op, level),
-              "desc_fields": lambda: frozenset(tables["dml_desc_fields"][op]),
-              "tensor_fields": lambda: _PLAIN_TENSOR if (tables["dml_tensor_fields"]["optional"] is not None and
-                                                         set(tables["dml_tensor_fields"]["required"]) == _PLAIN_TENSOR) else None,
-              "data_types": lambda: frozenset(t for t in tables["dml_data_types"] if type(t) is str)}
-    for key, make in makers.items() if family == "dml" else ():
-        try:
-            ctx[key] = make()
-        except (KeyError, TypeError, ValueError):
-            pass
-    return ctx
 
 
 def _row(tables, view, ctx):
@@ -127,18 +100,24 @@ def _dml_fields_hold(body) -> bool:
 
 
 def _dml_tensor_fields_hold(view, params, ctx) -> bool:
-    """A quick yes for tensors of exactly DataType (a known name) and Sizes (plain UINTs)."""
-    plain, known = ctx.get("tensor_fields"), ctx.get("data_types")
-    if plain is None or known is None:
+    """A quick yes for tensors of exactly DataType (a known name) and Sizes (a list of plain ints
+    in [0, 2**32-1]); a no means: build the messages."""
+    known = ctx.get("data_types")
+    if not ctx.get("plain_tensor") or known is None:
         return False
     body = view["Desc"]
     for name in params["tensors"]:
         tensor = body[name]
-        if type(tensor) is not dict or tensor.keys() != plain:
+        if type(tensor) is not dict or tensor.keys() != _PLAIN_TENSOR:
             return False
-        data_type = tensor["DataType"]
-        if type(data_type) is not str or data_type not in known or not _plain_uints(tensor["Sizes"]):
+        if type(tensor["DataType"]) is not str or tensor["DataType"] not in known:
             return False
+        sizes = tensor["Sizes"]
+        if type(sizes) is not list:
+            return False
+        for s in sizes:
+            if type(s) is not int or not 0 <= s <= _UINT_MAX:
+                return False
     return True
 
 
@@ -180,8 +159,8 @@ def sizes_min(view, params, tables, ctx):
 
 
 def same_rank(view, params, tables, ctx):
-    ranks = {name: len(_sizes(view, name)) for name in params["tensors"]}
-    if len(set(ranks.values())) > 1:
+    if len({len(_sizes(view, name)) for name in params["tensors"]}) > 1:
+        ranks = {name: len(_sizes(view, name)) for name in params["tensors"]}
         return ["DimensionCounts differ: " + ", ".join(f"{n} has {r}" for n, r in ranks.items())]
     return []
 
@@ -202,8 +181,8 @@ def dtype_in_table(view, params, tables, ctx):
 
 
 def same_dtype(view, params, tables, ctx):
-    types = {name: view["Desc"][name]["DataType"] for name in params["tensors"]}
-    if len(set(types.values())) > 1:
+    if len({view["Desc"][name]["DataType"] for name in params["tensors"]}) > 1:
+        types = {name: view["Desc"][name]["DataType"] for name in params["tensors"]}
         return ["DataTypes differ: " + ", ".join(f"{n} is {t}" for n, t in types.items())]
     return []
 
@@ -244,8 +223,8 @@ def output_sizes(view, params, tables, ctx):
 
 
 def same_sizes(view, params, tables, ctx):
-    sizes = {name: list(_sizes(view, name)) for name in params["tensors"]}
-    if len({tuple(s) for s in sizes.values()}) > 1:
+    if len({tuple(_sizes(view, name)) for name in params["tensors"]}) > 1:
+        sizes = {name: list(_sizes(view, name)) for name in params["tensors"]}
         return ["Sizes differ: " + ", ".join(f"{n} is {s}" for n, s in sizes.items())]
     return []
 
@@ -304,22 +283,12 @@ _X_KEYS = frozenset({"dtype", "shape"})
 
 def _onnx_fields_hold(view) -> bool:
     """A quick yes for a node without a K tensor, of plain ints (a no means: build the messages)."""
-    if view.get("op_type") != "TopK" or "K" in view or not view.keys() <= _ONNX_KEYS:
-        return False
     x, k, attributes = view.get("X"), view.get("k"), view.get("attributes", {})
-    if type(x) is not dict or x.keys() != _X_KEYS or type(x["dtype"]) is not str or type(x["shape"]) is not list:
-        return False
-    for s in x["shape"]:
-        if type(s) is not int or s < 0:
-            return False
-    if type(k) is not int and not (type(k) is list and all(type(v) is int for v in k)):
-        return False
-    if type(attributes) is not dict:
-        return False
-    for v in attributes.values():
-        if type(v) is not int:
-            return False
-    return True
+    return (view.get("op_type") == "TopK" and "K" not in view and view.keys() <= _ONNX_KEYS
+            and type(x) is dict and x.keys() == _X_KEYS and type(x["dtype"]) is str and type(x["shape"]) is list
+            and all(type(s) is int and s >= 0 for s in x["shape"])
+            and (type(k) is int or type(k) is list and all(type(v) is int for v in k))
+            and type(attributes) is dict and all(type(v) is int for v in attributes.values()))
 
 
 def onnx_fields(view, params, tables, ctx):

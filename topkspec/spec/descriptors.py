@@ -89,14 +89,15 @@ def dml_direction(value):
 def normalise(desc, profile=None) -> tuple[dict, Profile]:
     """(normalised copy, profile it is judged by). A given profile overrides the descriptor's own
     FeatureLevel/opset; without either, DirectML defaults to the newest known level."""
-    family = family_of(desc)
+    family = "dml" if type(desc) is dict and "Type" in desc else family_of(desc)
     given = parse_profile(profile) if profile is not None else None
     if given is not None and given.family != family:
         raise ProfileError(f"profile {given.name} is for {given.family}, but the descriptor is {family}")
     # A copy of the containers normalising rewrites, the rest shared: checks only read.
     out = dict(desc)
     if family == "dml":
-        out["Type"] = dml_operator(desc["Type"])
+        op = desc["Type"]
+        out["Type"] = _OP_SPELLINGS[op] if type(op) is str and op in _OP_SPELLINGS else dml_operator(op)
         if given is None:
             given = dml_profile(desc.get("FeatureLevel", "6_4"))
         out["FeatureLevel"] = given.level_name
@@ -107,7 +108,9 @@ def normalise(desc, profile=None) -> tuple[dict, Profile]:
                 tensor = body.get(name)
                 if isinstance(tensor, dict) and "DataType" in tensor:
                     tensor = body[name] = dict(tensor)
-                    tensor["DataType"] = dml_data_type(tensor["DataType"])
+                    value = tensor["DataType"]
+                    tensor["DataType"] = (_DATA_TYPE_SPELLINGS[value] if type(value) is str and value in _DATA_TYPE_SPELLINGS
+                                          else dml_data_type(value))
             if "AxisDirection" in body:
                 body["AxisDirection"] = dml_direction(body["AxisDirection"])
         return out, given

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from topkspec.errors import UsageError
 from topkspec.spec.tables import DML_FEATURE_LEVELS, ONNX_VERSIONS
@@ -26,7 +26,7 @@ class Profile:
     opset: str | None = None  # ONNX TopK version the opset resolves to: "1", "10", "11", "24"
     requested_opset: int | None = None
 
-    @property
+    @cached_property  # worked out once per Profile (it is immutable): the validator asks per descriptor
     def level_name(self) -> str:
         """"3_1" for 0x3100."""
         return f"{self.level >> 12}_{(self.level >> 8) & 0xF}"

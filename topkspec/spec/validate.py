@@ -5,7 +5,7 @@ language's validator reads.
 
 Other validators call it per descriptor, so it is kept cheap: the rules that apply to one kind
 of descriptor (family, operator, feature level or TopK version, strict_doc) are worked out
-once into a plan with their check functions, parameters and context (checks.context), and a
+once into a plan with their check functions, parameters and context (plan_context), and a
 call runs that plan. A Validator reads its document when it makes a plan: change the document,
 make a new Validator. Importing this module loads nothing else; the checks, the normaliser and
 the export load with the first Validator.
@@ -55,14 +55,36 @@ class Finding:
         return {"rule": self.rule, "message": self.message, "source": self.source}
 
 
+def plan_context(tables, family, op, level=None, level_name=None, opset=None) -> dict:
+    """The ctx the checks of one kind of descriptor read: family, level, opset, level_name, and for
+    DirectML what they would otherwise look up per descriptor: the support row, the member sets
+    and the DataType names (each left out where the tables do not give it: the checks then read
+    the tables themselves, and fail as they would)."""
+    from topkspec.spec.checks import _PLAIN_TENSOR, support_row
+
+    ctx = {"family": family, "level": level, "opset": opset, "level_name": level_name}
+    for key, make in (("row", lambda: support_row(tables, op, level)),
+                      ("desc_fields", lambda: frozenset(tables["dml_desc_fields"][op])),
+                      ("plain_tensor", lambda: type(tables["dml_tensor_fields"]["optional"]) is list
+                       and type(tables["dml_tensor_fields"]["required"]) is list
+                       and set(tables["dml_tensor_fields"]["required"]) == _PLAIN_TENSOR),
+                      ("data_types", lambda: frozenset(t for t in tables["dml_data_types"] if type(t) is str))
+                      ) if family == "dml" else ():
+        try:
+            ctx[key] = make()
+        except (KeyError, TypeError, ValueError):
+            pass
+    return ctx
+
+
 class Validator:
     def __init__(self, exported: dict):
-        from topkspec.spec.checks import CHECK_KINDS, context
+        from topkspec.spec.checks import CHECK_KINDS
         from topkspec.spec.descriptors import normalise
 
         self.rules = exported["rules"]
         self.tables = exported["tables"]
-        self._kinds, self._context, self._normalise = CHECK_KINDS, context, normalise
+        self._kinds, self._normalise = CHECK_KINDS, normalise
         # (family, op, level or TopK version, strict_doc) -> (the checks that apply in order, ctx)
         self._plans: dict = {}
 
@@ -71,9 +93,9 @@ class Validator:
         descriptor, worked out once: a validator that other tools call per descriptor must be cheap."""
         family = prof.family
         if family == "dml":
-            ctx = self._context(self.tables, family, op, level=prof.level, level_name=prof.level_name)
+            ctx = plan_context(self.tables, family, op, level=prof.level, level_name=prof.level_name)
         else:
-            ctx = self._context(self.tables, family, op, opset=prof.opset)
+            ctx = plan_context(self.tables, family, op, opset=prof.opset)
         checks = [
             (rule["id"], frozenset(rule["requires"]), self._kinds[rule["check"]["kind"]][1],
              {k: v for k, v in rule["check"].items() if k != "kind"}, rule["source"])
