@@ -207,16 +207,9 @@ class IsolatedTarget(Target):
         """Wait for the worker started last to report what it built; a worker that fails to
         start is stopped, and raises TargetCrashed, TargetHung or TargetError (the spec names
         nothing the worker can build)."""
-        try:
-            reply = self._answer(START_TIMEOUT)
-        except EOFError:
-            status = self._exit_status()
-            self._stop(kill=True)
-            raise TargetCrashed(f"worker for {self.spec!r} {status} while starting") from None
-        if reply is None:
-            self._stop(kill=True)
-            raise TargetHung(f"worker for {self.spec!r} did not start within {START_TIMEOUT:.0f}s")
-        status, payload = reply
+        status, payload = self._answer_or_stop(
+            START_TIMEOUT, crashed=f"worker for {self.spec!r} {{status}} while starting",
+            hung=f"worker for {self.spec!r} did not start within {START_TIMEOUT:.0f}s")
         if status != "ok":
             self._stop(kill=True)
             raise TargetError(f"cannot build target {self.spec!r} in the worker: {payload}")
@@ -285,15 +278,21 @@ class IsolatedTarget(Target):
     def _receive(self) -> tuple:
         """The worker's (status, payload); a worker that dies or does not answer in time is
         stopped (nothing is pending then) and raises TargetCrashed or TargetHung."""
+        return self._answer_or_stop(self.timeout, crashed=f"{self.name}: worker process {{status}}",
+                                    hung=f"{self.name}: no answer within {self.timeout:g}s; worker killed")
+
+    def _answer_or_stop(self, timeout: float, *, crashed: str, hung: str) -> tuple:
+        """The worker's reply within `timeout`; a worker that dies (TargetCrashed, `crashed`
+        with its exit status filled in) or does not answer (TargetHung, `hung`) is stopped."""
         try:
-            reply = self._answer(self.timeout)
+            reply = self._answer(timeout)
         except EOFError:
             status = self._exit_status()
             self._stop(kill=True)
-            raise TargetCrashed(f"{self.name}: worker process {status}") from None
+            raise TargetCrashed(crashed.replace("{status}", status)) from None
         if reply is None:
             self._stop(kill=True)
-            raise TargetHung(f"{self.name}: no answer within {self.timeout:g}s; worker killed")
+            raise TargetHung(hung)
         return reply
 
     @staticmethod

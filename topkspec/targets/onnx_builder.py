@@ -110,10 +110,10 @@ def repro_node_fields(case) -> tuple:
     return form, ", ".join(attributes)
 
 
-def onnx_repro_fill(target, case, _spec=None) -> dict:
-    """The values the ONNX repro templates share (onnxruntime.tmpl, onnx_reference.tmpl):
-    a one-node model of the case's ONNX form, K as the node's attribute, an initializer
-    (`k_constant` targets) or a graph input."""
+def onnx_repro_fill(target, case, _spec=None, *, k_feed: str = 'feeds["K"] = np.array([k], dtype=np.int64)') -> dict:
+    """The values the ONNX repro templates share (onnxruntime, onnx_reference, tract): a
+    one-node model of the case's ONNX form, K as the node's attribute, an initializer
+    (`k_constant` targets) or a graph input that the template's `feeds` gets by `k_feed`."""
     from onnx import TensorProto
 
     form, attributes = repro_node_fields(case)
@@ -124,7 +124,7 @@ def onnx_repro_fill(target, case, _spec=None) -> dict:
         node_inputs = '["X", "K"]'
     else:
         k_lines = ('    inputs.append(helper.make_tensor_value_info("K", TensorProto.INT64, [1]))\n'
-                   '    feeds["K"] = np.array([k], dtype=np.int64)')
+                   f'    {k_feed}')
         node_inputs = '["X", "K"]'
     return {"opset": form.opset, "elem": TensorProto.DataType.Name(dtypes.ONNX_ELEM_TYPES[form.dtype]),
             "k_lines": k_lines, "node_inputs": node_inputs, "attributes": attributes,

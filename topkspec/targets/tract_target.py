@@ -203,20 +203,9 @@ class TractTarget(Target):
 # -- the repro writer ----------------------------------------------------------------------------
 
 def _fill(target, case, _spec=None) -> dict:
-    from onnx import TensorProto
+    from topkspec.targets.onnx_builder import onnx_repro_fill
 
-    from topkspec.targets.onnx_builder import ir_version_for, repro_node_fields
-
-    form, attributes = repro_node_fields(case)
-    if form.opset < 10:
-        k_lines, node_inputs = "    # k is the node's attribute at opset 1", '["X"]'
-    else:
-        k_lines = ('    inputs.append(helper.make_tensor_value_info("K", TensorProto.INT64, [1]))\n'
-                   '    feeds.append(np.array([k], dtype=np.int64))')
-        node_inputs = '["X", "K"]'
-    return {"opset": form.opset, "elem": TensorProto.DataType.Name(dtypes.ONNX_ELEM_TYPES[form.dtype]),
-            "k_lines": k_lines, "node_inputs": node_inputs, "attributes": attributes,
-            "ir_version": ir_version_for(form.opset)}
+    return onnx_repro_fill(target, case, k_feed="feeds.append(np.array([k], dtype=np.int64))")  # feeds: a list
 
 
 def _stack(target, case, _spec=None):
