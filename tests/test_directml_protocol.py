@@ -445,7 +445,9 @@ def test_the_table_shows_only_differences_and_groups_alike_rows():
 
 
 def test_the_rules_carry_the_recorded_observations():
-    recorded = json.loads((PACKAGE / "observations.json").read_text())
+    from topkspec.spec import observations
+
+    recorded = json.loads(observations.PATH.read_text())
     assert recorded["rules"], "observations.json records nothing"
     for rule_id, notes in recorded["rules"].items():
         assert rule_id in spec.RULES, rule_id
