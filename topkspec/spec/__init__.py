@@ -4,18 +4,31 @@ and the ONNX-to-DirectML lowering. Standard library only at import time.
     from topkspec import spec
     spec.validate({"op_type": "TopK", "opset": 11, ...})   # -> [Finding(rule, message, source), ...]
     spec.export()                                          # the whole spec as JSON-ready data
+
+Importing the package loads only the validator and the export (whose names are also their
+modules' names); every other name, and each submodule, loads on first use, so a tool that
+imports the spec pays for what it uses (`topkspec.spec.speed` measures both).
 """
-from topkspec.spec import tables
-from topkspec.spec.case import Case
-from topkspec.spec.descriptors import DescriptorError, case_from_descriptor, descriptor, normalise
+import importlib
+
 from topkspec.spec.export import SCHEMA_VERSION, export
-from topkspec.spec.lowering import Lowering, lower_onnx_to_dml
-from topkspec.spec.profiles import STANDARD_PROFILES, Profile, ProfileError, parse_profile
-from topkspec.spec.queries import index_types, ops, ranks, value_types
-from topkspec.spec.rules import (
-    DOCUMENTED, INTERPRETATION, RULE_LIST, RULES, UNSPECIFIED, Rule, rule,
-)
 from topkspec.spec.validate import Finding, Validator, is_valid, validate
+
+# name -> the submodule that defines it, loaded on first use
+_LAZY = {
+    "Case": "case",
+    "DescriptorError": "descriptors", "case_from_descriptor": "descriptors", "descriptor": "descriptors",
+    "normalise": "descriptors",
+    "Lowering": "lowering", "lower_onnx_to_dml": "lowering",
+    "STANDARD_PROFILES": "profiles", "Profile": "profiles", "ProfileError": "profiles", "parse_profile": "profiles",
+    "index_types": "queries", "ops": "queries", "ranks": "queries", "value_types": "queries",
+    "DOCUMENTED": "rules", "INTERPRETATION": "rules", "RULE_LIST": "rules", "RULES": "rules",
+    "UNSPECIFIED": "rules", "Rule": "rules", "rule": "rules",
+}
+_SUBMODULES = frozenset({
+    "case", "checks", "citations", "descriptors", "dtypes", "export", "lowering", "observations", "onnx_reader",
+    "profiles", "queries", "reference", "rules", "speed", "tables", "validate",
+})
 
 __all__ = [
     "Case", "DescriptorError", "DOCUMENTED", "Finding", "INTERPRETATION", "Lowering", "Profile",
@@ -24,3 +37,18 @@ __all__ = [
     "lower_onnx_to_dml", "normalise", "ops", "parse_profile", "ranks", "rule", "tables", "validate",
     "value_types",
 ]
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f"{__name__}.{name}")
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY) | _SUBMODULES)

@@ -11,12 +11,6 @@ parameters, and the meaning of each check kind.
 """
 from __future__ import annotations
 
-from topkspec.spec import dtypes
-from topkspec.spec import tables
-from topkspec.spec.checks import CHECK_KINDS, DML_DATA_TYPE_SIZES
-from topkspec.spec.profiles import STANDARD_PROFILES
-from topkspec.spec.rules import RULE_LIST
-
 SCHEMA_VERSION = 2
 
 _STATUSES = {
@@ -35,6 +29,12 @@ _VALIDATION_PROCEDURE = [
 
 
 def export() -> dict:
+    # Loaded here, not with the module: `import topkspec.spec` loads this module for the name.
+    from topkspec.spec import dtypes, tables
+    from topkspec.spec.checks import CHECK_KINDS, DML_DATA_TYPE_SIZES
+    from topkspec.spec.profiles import STANDARD_PROFILES
+    from topkspec.spec.rules import RULE_LIST
+
     return {
         "schema_version": SCHEMA_VERSION,
         "name": "topkspec",
