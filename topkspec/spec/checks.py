@@ -9,16 +9,16 @@ kinds from them and the JSON export.
 level_name, and for DirectML what a check would otherwise look up per descriptor: "row" (the
 operator's support row at the level), "desc_fields", "plain_tensor", "data_types" (for the quick
 tests; each missing where the tables do not give it, and the checks then read the tables
-themselves). The structural checks first try a quick test that the rule holds and build their
-messages only when it does not.
+themselves). The structural checks first ask whether the descriptor is in the plain form
+(descriptors.plain_*) and build their messages only when it is not.
 """
 from __future__ import annotations
 
+from topkspec.spec.descriptors import plain_dml_members, plain_dml_tensors, plain_onnx_node
 from topkspec.spec.tables import CHECK_KIND_MEANINGS, DML_DATA_TYPES
 
 _UINT_MAX = 2**32 - 1
 _TENSOR_OPTIONAL_INT_FIELDS = ("TotalTensorSizeInBytes", "GuaranteedBaseOffsetAlignment", "Flags")
-_PLAIN_TENSOR = frozenset({"DataType", "Sizes"})  # a tensor desc with the required fields only
 
 
 def _is_int(v) -> bool:
@@ -69,7 +69,7 @@ def _row(tables, view, ctx):
 
 def dml_fields(view, params, tables, ctx):
     body = view.get("Desc")
-    if type(body) is dict and body.keys() == ctx.get("desc_fields") and _dml_fields_hold(body):
+    if type(body) is dict and body.keys() == ctx.get("desc_fields") and plain_dml_members(body):
         return []
     if not isinstance(body, dict):
         return ['"Desc" must be an object holding the operator\'s members']
@@ -88,41 +88,9 @@ def dml_fields(view, params, tables, ctx):
     return msgs
 
 
-def _dml_fields_hold(body) -> bool:
-    """A quick yes for members of the right JSON types (a no means: build the messages)."""
-    for name in ("InputTensor", "OutputValueTensor", "OutputIndexTensor"):
-        if name in body and type(body[name]) is not dict:
-            return False
-    for name in ("Axis", "K"):
-        if name in body and (type(body[name]) is not int or not 0 <= body[name] <= _UINT_MAX):
-            return False
-    return "AxisDirection" not in body or type(body["AxisDirection"]) in (int, str)
-
-
-def _dml_tensor_fields_hold(view, params, ctx) -> bool:
-    """A quick yes for tensors of exactly DataType (a known name) and Sizes (a list of plain ints
-    in [0, 2**32-1]); a no means: build the messages."""
-    known = ctx.get("data_types")
-    if not ctx.get("plain_tensor") or known is None:
-        return False
-    body = view["Desc"]
-    for name in params["tensors"]:
-        tensor = body[name]
-        if type(tensor) is not dict or tensor.keys() != _PLAIN_TENSOR:
-            return False
-        if type(tensor["DataType"]) is not str or tensor["DataType"] not in known:
-            return False
-        sizes = tensor["Sizes"]
-        if type(sizes) is not list:
-            return False
-        for s in sizes:
-            if type(s) is not int or not 0 <= s <= _UINT_MAX:
-                return False
-    return True
-
-
 def dml_tensor_fields(view, params, tables, ctx):
-    if _dml_tensor_fields_hold(view, params, ctx):
+    if ctx.get("plain_tensor") and "data_types" in ctx and plain_dml_tensors(view["Desc"], params["tensors"],
+                                                                             ctx["data_types"]):
         return []
     allowed = tables["dml_tensor_fields"]["required"] + tables["dml_tensor_fields"]["optional"]
     msgs = []
@@ -154,8 +122,12 @@ def dml_operator_available(view, params, tables, ctx):
 
 
 def sizes_min(view, params, tables, ctx):
-    return [f"{name}.Sizes[{i}] is {s}, must be at least {params['min']}"
-            for name in params["tensors"] for i, s in enumerate(_sizes(view, name)) if s < params["min"]]
+    for name in params["tensors"]:
+        for s in _sizes(view, name):
+            if s < params["min"]:
+                return [f"{name}.Sizes[{i}] is {s}, must be at least {params['min']}"
+                        for name in params["tensors"] for i, s in enumerate(_sizes(view, name)) if s < params["min"]]
+    return []
 
 
 def same_rank(view, params, tables, ctx):
@@ -167,17 +139,23 @@ def same_rank(view, params, tables, ctx):
 
 def rank_in_table(view, params, tables, ctx):
     row = _row(tables, view, ctx)
-    return [f"{name} has DimensionCount {len(_sizes(view, name))}; DML_{view['Type']} at "
-            f"DML_FEATURE_LEVEL_{ctx['level_name']} supports {row['ranks']}"
-            for name in params["tensors"] if len(_sizes(view, name)) not in row["ranks"]]
+    for name in params["tensors"]:
+        if len(_sizes(view, name)) not in row["ranks"]:
+            return [f"{name} has DimensionCount {len(_sizes(view, name))}; DML_{view['Type']} at "
+                    f"DML_FEATURE_LEVEL_{ctx['level_name']} supports {row['ranks']}"
+                    for name in params["tensors"] if len(_sizes(view, name)) not in row["ranks"]]
+    return []
 
 
 def dtype_in_table(view, params, tables, ctx):
     row = _row(tables, view, ctx)
     allowed = row[params["column"]]
-    return [f"{name}.DataType {view['Desc'][name]['DataType']} is not supported by DML_{view['Type']} at "
-            f"DML_FEATURE_LEVEL_{ctx['level_name']} (supported: {', '.join(allowed)})"
-            for name in params["tensors"] if view["Desc"][name]["DataType"] not in allowed]
+    for name in params["tensors"]:
+        if view["Desc"][name]["DataType"] not in allowed:
+            return [f"{name}.DataType {view['Desc'][name]['DataType']} is not supported by DML_{view['Type']} at "
+                    f"DML_FEATURE_LEVEL_{ctx['level_name']} (supported: {', '.join(allowed)})"
+                    for name in params["tensors"] if view["Desc"][name]["DataType"] not in allowed]
+    return []
 
 
 def same_dtype(view, params, tables, ctx):
@@ -278,21 +256,10 @@ def alignment(view, params, tables, ctx):
 # -- ONNX -----------------------------------------------------------------------------------
 
 _ONNX_KEYS = {"op_type", "opset", "X", "k", "K", "attributes"}
-_X_KEYS = frozenset({"dtype", "shape"})
-
-
-def _onnx_fields_hold(view) -> bool:
-    """A quick yes for a node without a K tensor, of plain ints (a no means: build the messages)."""
-    x, k, attributes = view.get("X"), view.get("k"), view.get("attributes", {})
-    return (view.get("op_type") == "TopK" and "K" not in view and view.keys() <= _ONNX_KEYS
-            and type(x) is dict and x.keys() == _X_KEYS and type(x["dtype"]) is str and type(x["shape"]) is list
-            and all(type(s) is int and s >= 0 for s in x["shape"])
-            and (type(k) is int or type(k) is list and all(type(v) is int for v in k))
-            and type(attributes) is dict and all(type(v) is int for v in attributes.values()))
 
 
 def onnx_fields(view, params, tables, ctx):
-    if _onnx_fields_hold(view):
+    if plain_onnx_node(view):
         return []
     msgs = []
     if view.get("op_type") != "TopK":

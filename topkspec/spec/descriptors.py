@@ -129,6 +129,54 @@ def normalise(desc, profile=None) -> tuple[dict, Profile]:
     return out, given
 
 
+# -- The plain form: quick tests the checks ask before building their messages ---------------
+# A yes means the structural rule holds; a no only means: work it out in full (the checks do).
+
+PLAIN_TENSOR_FIELDS = frozenset({"DataType", "Sizes"})  # a tensor desc with the required fields only
+_UINT_MAX = 2**32 - 1
+_ONNX_KEYS = frozenset({"op_type", "opset", "X", "k", "K", "attributes"})
+_X_KEYS = frozenset({"dtype", "shape"})
+
+
+def plain_dml_members(body: dict) -> bool:
+    """Tensor members are dicts, Axis and K plain ints in [0, 2**32-1], AxisDirection an int or a
+    string (which members there are, the caller compares)."""
+    for name in _TENSORS:
+        if name in body and type(body[name]) is not dict:
+            return False
+    for name in ("Axis", "K"):
+        if name in body and (type(body[name]) is not int or not 0 <= body[name] <= _UINT_MAX):
+            return False
+    return "AxisDirection" not in body or type(body["AxisDirection"]) in (int, str)
+
+
+def plain_dml_tensors(body: dict, names, data_types) -> bool:
+    """Each named tensor has exactly DataType (a string in `data_types`) and Sizes (a list of plain
+    ints in [0, 2**32-1])."""
+    for name in names:
+        tensor = body[name]
+        if type(tensor) is not dict or len(tensor) != len(PLAIN_TENSOR_FIELDS):
+            return False
+        data_type, sizes = tensor.get("DataType"), tensor.get("Sizes")  # both there, so nothing else
+        if type(data_type) is not str or data_type not in data_types or type(sizes) is not list:
+            return False
+        for s in sizes:
+            if type(s) is not int or not 0 <= s <= _UINT_MAX:
+                return False
+    return True
+
+
+def plain_onnx_node(view: dict) -> bool:
+    """op_type TopK, only known keys and no K tensor; X of exactly a string dtype and a shape of
+    non-negative plain ints; k a plain int or a list of them; attributes a dict of plain ints."""
+    x, k, attributes = view.get("X"), view.get("k"), view.get("attributes", {})
+    return (view.get("op_type") == "TopK" and "K" not in view and view.keys() <= _ONNX_KEYS
+            and type(x) is dict and x.keys() == _X_KEYS and type(x["dtype"]) is str and type(x["shape"]) is list
+            and all(type(s) is int and s >= 0 for s in x["shape"])
+            and (type(k) is int or type(k) is list and all(type(v) is int for v in k))
+            and type(attributes) is dict and all(type(v) is int for v in attributes.values()))
+
+
 def descriptor(case: Case) -> dict:
     """The DESIGN.md JSON form of a case."""
     profile = parse_profile(case.profile)

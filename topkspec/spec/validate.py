@@ -60,14 +60,15 @@ def plan_context(tables, family, op, level=None, level_name=None, opset=None) ->
     DirectML what they would otherwise look up per descriptor: the support row, the member sets
     and the DataType names (each left out where the tables do not give it: the checks then read
     the tables themselves, and fail as they would)."""
-    from topkspec.spec.checks import _PLAIN_TENSOR, support_row
+    from topkspec.spec.checks import support_row
+    from topkspec.spec.descriptors import PLAIN_TENSOR_FIELDS
 
     ctx = {"family": family, "level": level, "opset": opset, "level_name": level_name}
     for key, make in (("row", lambda: support_row(tables, op, level)),
                       ("desc_fields", lambda: frozenset(tables["dml_desc_fields"][op])),
                       ("plain_tensor", lambda: type(tables["dml_tensor_fields"]["optional"]) is list
                        and type(tables["dml_tensor_fields"]["required"]) is list
-                       and set(tables["dml_tensor_fields"]["required"]) == _PLAIN_TENSOR),
+                       and set(tables["dml_tensor_fields"]["required"]) == PLAIN_TENSOR_FIELDS),
                       ("data_types", lambda: frozenset(t for t in tables["dml_data_types"] if type(t) is str))
                       ) if family == "dml" else ():
         try:
