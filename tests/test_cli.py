@@ -334,3 +334,11 @@ def test_each_bench_run_is_set_against_the_floor_around_it():
     slow, middle, fast = run(300, 2.0), run(300, 1.0), run(300, 0.5)
     line = _target_line("t", [(0.5, fast), (0.1, slow), (0.25, middle)])
     assert (line["of_floor"], line["examples_per_s"], line["of_floor_runs"]) == (0.25, 300.0, [0.1, 0.25, 0.5]), line
+
+
+def test_bench_spec_prints_validate_and_import_times(capsys):
+    assert main(["bench", "spec", "--repeat", "1", "--number", "10", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert set(result["validate_us"]) == set(result["findings"]) and result["validate_us"], result
+    assert all(us > 0 for us in result["validate_us"].values()), result["validate_us"]
+    assert "import topkspec.spec" in result["import_ms"], result["import_ms"]

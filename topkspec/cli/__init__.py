@@ -119,13 +119,18 @@ def build_parser() -> argparse.ArgumentParser:
     matrix.add_argument("--quiet", action="store_true", help="no progress lines")
     _add_run_options(matrix)
 
-    bench = sub.add_parser("bench", help="examples per second per target, JSON lines")
+    bench = sub.add_parser("bench", help="examples per second per target (JSON lines), or the spec library's speed")
+    bench.add_argument("what", nargs="?", choices=("targets", "spec"), default="targets",
+                       help="targets (default): fuzzing throughput; spec: spec.validate per call and "
+                            "the import of topkspec.spec in a fresh interpreter")
     bench.add_argument("--targets", default="reference,onnxruntime", help="comma-separated targets")
     bench.add_argument("--max-examples", type=_positive, default=300, help="examples per target")
     bench.add_argument("--seed", type=int, default=0)
     bench.add_argument("--repeat", type=_positive, default=3,
                        help="runs of each target, each between two of the floor; the median counts (default 3)")
     bench.add_argument("--quiet", action="store_true", help="no progress lines")
+    bench.add_argument("--number", type=_positive, default=20000, help="bench spec: validate calls per timing")
+    bench.add_argument("--json", action="store_true", help="bench spec: the figures as JSON")
 
     corpus = sub.add_parser("corpus", help="write conformance cases (ONNX node tests, DirectML JSON) to DIR")
     corpus.add_argument("dir", metavar="DIR", help="the folder to write (its onnx/ and dml/ are made anew)")
@@ -205,6 +210,12 @@ def cmd_matrix(args) -> int:
 
 
 def cmd_bench(args) -> int:
+    if args.what == "spec":
+        from topkspec.spec.speed import format_report, measure
+
+        result = measure(repeat=args.repeat, number=args.number)
+        print(json.dumps(result, indent=2) if args.json else format_report(result))
+        return 0
     from topkspec.fuzz.bench import run_bench
 
     names = [name.strip() for name in args.targets.split(",") if name.strip()]
