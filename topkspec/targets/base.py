@@ -35,6 +35,13 @@ def describe_error(exc: BaseException) -> str:
     return text
 
 
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message (its type's name when it has none): runtimes'
+    messages run to pages of compiler output or stack traces."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 class Target:
     """A TopK implementation the suite drives.
 

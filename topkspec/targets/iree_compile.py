@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from contextlib import contextmanager
 
+from topkspec.targets.base import first_line
+
 COMPILE_FLAGS = (
     "--iree-input-type=onnx",
     "--iree-hal-target-device=local",
@@ -15,17 +17,12 @@ COMPILE_FLAGS = (
 )
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
 def _diagnostics(exc: BaseException) -> str:
     """IREE's diagnostic lines from a CompilerToolError (the error lines, not the command
     line it prints after them), else the exception's first line."""
     text = str(exc)
     lines = [line.strip() for line in text.splitlines() if "error:" in line]
-    return "; ".join(lines[:3]) if lines else _first_line(exc)
+    return "; ".join(lines[:3]) if lines else first_line(exc)
 
 
 class CompileRefused(Exception):

@@ -42,9 +42,9 @@ import os
 import numpy as np
 
 from topkspec.spec import dtypes
-from topkspec.targets.base import AdapterError, Rejected, Target
+from topkspec.targets.base import AdapterError, Rejected, Target, first_line
 from topkspec.targets.iree_compile import (
-    COMPILE_FLAGS, CompileRefused, _diagnostics, _first_line, cache_dir, compile_mlir, import_onnx, iree_version,
+    COMPILE_FLAGS, CompileRefused, _diagnostics, cache_dir, compile_mlir, import_onnx, iree_version,
 )
 from topkspec.targets.onnx_builder import OnnxTopK, build_topk_model, onnx_form
 from topkspec.targets.repro import ReproWriter, RuntimeStack, operator_label, register_repro_writer, versions
@@ -217,7 +217,7 @@ class IreeTarget(Target):
             except Exception as exc:  # the module compiled but the call failed: IREE's
                 self._probes[key] = (f"{self.name} cannot run a known-good TopK-{opset} on {dtype} with "
                                      f"sorted={int(bool(sorted_))} (3 elements, K=1): {type(exc).__name__}: "
-                                     f"{_first_line(exc)}")
+                                     f"{first_line(exc)}")
         return self._probes[key]
 
     def supports(self, case):
@@ -249,7 +249,7 @@ class IreeTarget(Target):
             values, indices = function(*args)
             values, indices = np.asarray(values.to_host()), np.asarray(indices.to_host())
         except Exception as exc:  # IREE refused the call
-            raise Rejected(f"{self.name}: {type(exc).__name__}: {_first_line(exc)}") from exc
+            raise Rejected(f"{self.name}: {type(exc).__name__}: {first_line(exc)}") from exc
         return self._as_case_type(values, case.dtype), indices
 
     def close(self):

@@ -23,7 +23,7 @@ from topkspec.targets.base import Rejected, Target, selects_largest
 from topkspec.targets.repro import ReproWriter, RuntimeStack, register_repro_writer, versions
 
 
-def smallest_key(x):
+def jax_smallest_key(x):
     """A key whose largest entries are the smallest entries of `x` (see the module text)."""
     import jax
     import jax.numpy as jnp
@@ -72,7 +72,7 @@ def jax_topk(x, *, k: int, axis: int, largest: bool):
         moved = jnp.moveaxis(x, axis, -1)  # jax checks the axis
     except Exception as exc:
         raise Rejected(f"jax: {type(exc).__name__}: {exc}") from exc
-    key = moved if largest else _adapter_step(lambda: _jit(smallest_key)(moved), "the smallest-K key")
+    key = moved if largest else _adapter_step(lambda: _jit(jax_smallest_key)(moved), "the smallest-K key")
     try:
         values, indices = _jit(_top_k_last, static_argnames=("k",))(key, k=k)
         values, indices = np.asarray(values), np.asarray(indices)

@@ -191,7 +191,7 @@ class _Model:
         return self.outputs(reported)
 
 
-def smallest_key(moved: np.ndarray) -> np.ndarray:
+def self_inverse_key(moved: np.ndarray) -> np.ndarray:
     """An exact order-reversing key of the same type (its own inverse): the largest K of the
     key are the smallest K of `moved` (see the module text)."""
     if moved.dtype.kind == "f":
@@ -307,13 +307,13 @@ class LiteRtTarget(Target):
         x = np.asarray(x)
         largest = selects_largest(case)
         moved = np.ascontiguousarray(np.moveaxis(x, case.norm_axis, -1))
-        key = moved if largest else smallest_key(moved)
+        key = moved if largest else self_inverse_key(moved)
         k = np.array(case.k, dtype=np.int32)
         model = self._model(case.dtype, case.rank)  # Rejected when the converter refuses the type
         values, indices = model.call(key, k)
         values = np.asarray(values)
         if not largest:
-            values = smallest_key(values)  # the key is its own inverse: the input's own elements
+            values = self_inverse_key(values)  # the key is its own inverse: the input's own elements
         indices = np.asarray(indices).astype(np.int64)
         return np.moveaxis(values, -1, case.norm_axis), np.moveaxis(indices, -1, case.norm_axis)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from topkspec.spec import dtypes
-from topkspec.targets.base import Rejected, Target
+from topkspec.targets.base import Rejected, Target, first_line
 from topkspec.targets.onnx_builder import (OnnxTopK, build_topk_model, newest_opset_profile, onnx_form,
                                            onnx_repro_fill)
 from topkspec.targets.repro import ReproWriter, RuntimeStack, operator_label, register_repro_writer, versions
@@ -42,11 +42,6 @@ def session_options(provider: str):
     if provider != "CPUExecutionProvider":
         options.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
     return options
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 class OnnxRuntimeTarget(Target):
@@ -88,7 +83,7 @@ class OnnxRuntimeTarget(Target):
             try:
                 self._session(OnnxTopK(11, "float32", 1, -1, True, True), 1)
             except Rejected as exc:
-                first = _first_line(exc.__cause__ or exc)
+                first = first_line(exc.__cause__ or exc)
                 return False, f"{self.needs}: {self.provider} is listed but a session on it fails: {first}"
         return True, ""
 
@@ -151,7 +146,7 @@ class OnnxRuntimeTarget(Target):
             except Exception as exc:  # the session refused to build, or the run failed: the runtime's
                 cause = exc.__cause__ if isinstance(exc, Rejected) and exc.__cause__ else exc
                 self._probes[key] = (f"{self.name} cannot run a known-good TopK-{opset} on {dtype} "
-                                     f"(3 elements, K=1): {type(cause).__name__}: {_first_line(cause)}")
+                                     f"(3 elements, K=1): {type(cause).__name__}: {first_line(cause)}")
         return self._probes[key]
 
     # supports() looks at the opset (from the profile), the operator and the value type only

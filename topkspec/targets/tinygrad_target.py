@@ -33,7 +33,7 @@ from functools import lru_cache
 import numpy as np
 
 from topkspec.spec import dtypes
-from topkspec.targets.base import Rejected, Target, as_index_type, selects_largest
+from topkspec.targets.base import Rejected, Target, as_index_type, first_line, selects_largest
 from topkspec.targets.repro import ReproWriter, RuntimeStack, register_repro_writer, versions
 
 # tinygrad reads DEV when it picks its device; set it before tinygrad is imported anywhere.
@@ -103,11 +103,6 @@ def from_tinygrad(values, dtype: str) -> np.ndarray:
     return values.numpy()
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else ""
-
-
 class TinygradTarget(Target):
     name = "tinygrad"
     default_profile = "onnx:24"  # dim, largest and (sorted) output; every TopK-24 value type
@@ -146,7 +141,7 @@ class TinygradTarget(Target):
 
             Device[device]  # opening the device compiles its helper programs
         except Exception as exc:
-            return False, f"tinygrad's {device} device does not open here: {type(exc).__name__}: {_first_line(exc)}"
+            return False, f"tinygrad's {device} device does not open here: {type(exc).__name__}: {first_line(exc)}"
         return True, ""
 
     def supports(self, case):
@@ -171,7 +166,7 @@ class TinygradTarget(Target):
                 self._support[key] = None
             except Exception as exc:
                 self._support[key] = (f"tinygrad Tensor.topk on {device_label()} cannot run {case.dtype}: "
-                                      f"{type(exc).__name__}: {_first_line(exc)}")
+                                      f"{type(exc).__name__}: {first_line(exc)}")
         if self._support[key]:
             raise Rejected(self._support[key])
         return None
@@ -183,7 +178,7 @@ class TinygradTarget(Target):
                                           sorted_=True)
             values, indices = from_tinygrad(values, case.dtype), indices.numpy()
         except Exception as exc:  # tinygrad refused the call (K above the size, an axis out of range)
-            raise Rejected(f"tinygrad: {type(exc).__name__}: {_first_line(exc)}") from exc
+            raise Rejected(f"tinygrad: {type(exc).__name__}: {first_line(exc)}") from exc
         return values, as_index_type(indices, case.index_dtype)
 
 

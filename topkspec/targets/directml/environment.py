@@ -157,7 +157,7 @@ def find_compiler() -> tuple[list[str] | None, str]:
     """(command prefix that compiles C for x86_64 Windows, its name); (None, what is missing)."""
     mingw = shutil.which("x86_64-w64-mingw32-gcc")
     if mingw:
-        return [mingw], "mingw-w64 " + _first_line([mingw, "-dumpversion"])
+        return [mingw], "mingw-w64 " + _first_output_line([mingw, "-dumpversion"])
     try:
         import importlib.util
 
@@ -169,7 +169,7 @@ def find_compiler() -> tuple[list[str] | None, str]:
                   "`pip install ziglang`, or run `topkspec directml setup`")
 
 
-def _first_line(command) -> str:
+def _first_output_line(command) -> str:
     try:
         out = subprocess.run(command, capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.SubprocessError):
@@ -234,7 +234,7 @@ def wine_binary() -> str | None:
 
 def wine_version() -> str | None:
     wine = wine_binary()
-    return _first_line([wine, "--version"]) if wine else None
+    return _first_output_line([wine, "--version"]) if wine else None
 
 
 def prefix_dir() -> Path:
@@ -284,7 +284,7 @@ def system_lavapipe() -> str | None:
 def system_mesa_version() -> str | None:
     if not shutil.which("dpkg-query"):
         return None
-    out = _first_line(["dpkg-query", "-W", "-f=${Version}", "mesa-vulkan-drivers"])
+    out = _first_output_line(["dpkg-query", "-W", "-f=${Version}", "mesa-vulkan-drivers"])
     return out if out and out != "?" and "no packages" not in out else None
 
 
