@@ -4,19 +4,23 @@ report's title."""
 from __future__ import annotations
 
 from topkspec.properties import acceptance, metamorphic, result
-from topkspec.properties.property import ACCEPTANCE, METAMORPHIC, RESULT, Property, Relation
+from topkspec.properties.property import Property, Relation
 
+#: Every property: the result ones most specific first, then the metamorphic and acceptance ones.
 CATALOGUE: tuple[Property, ...] = result.PROPERTIES + metamorphic.PROPERTIES + acceptance.PROPERTIES
 
+#: A property by its name.
 BY_NAME = {prop.name: prop for prop in CATALOGUE}
+#: A property by its check function.
 BY_CHECK = {prop.check: prop for prop in CATALOGUE}
 
-# Relations between calls by name (the property's), and the rule each is observed by.
+#: Relations between calls by name (the property's).
 RELATIONS: dict[str, Relation] = {prop.name: prop.relation for prop in CATALOGUE if prop.relation}
+#: The relation a failure filed under a rule is observed by.
 RELATION_OF_RULE = {prop.rule_ids[0]: prop.name for prop in CATALOGUE if prop.relation}
 
-# (rule, verb phrase) for a wrong result's title, most specific first: the catalogue's order,
-# each property's own words in its order.
+#: (rule, verb phrase) for a wrong result's title, most specific first: the catalogue's order,
+#: each property's own words in its order.
 WORDS: tuple = tuple(pair for prop in CATALOGUE for pair in prop.words)
 
 
@@ -25,5 +29,4 @@ def in_group(group: str) -> list[Property]:
     return [prop for prop in CATALOGUE if prop.group == group]
 
 
-__all__ = ["ACCEPTANCE", "BY_CHECK", "BY_NAME", "CATALOGUE", "METAMORPHIC", "RELATIONS", "RELATION_OF_RULE",
-           "RESULT", "WORDS", "Property", "Relation", "in_group"]
+__all__ = ["BY_CHECK", "BY_NAME", "CATALOGUE", "RELATIONS", "RELATION_OF_RULE", "WORDS", "in_group"]
