@@ -6,8 +6,6 @@ below it (opset 13 judges by TopK-11).
 """
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 from topkspec.errors import UsageError
@@ -18,18 +16,62 @@ class ProfileError(UsageError):
     """A profile string that names no spec version."""
 
 
-@dataclass(frozen=True)
+_FIELDS = ("family", "name", "level", "opset", "requested_opset")
+
+
 class Profile:
-    family: str  # "dml" or "onnx"
-    name: str  # canonical: "dml:3.1", "onnx:13"
-    level: int | None = None  # DirectML feature level value, 0x3100
-    opset: str | None = None  # ONNX TopK version the opset resolves to: "1", "10", "11", "24"
-    requested_opset: int | None = None
+    """One spec version. Fields: family ("dml" or "onnx"), name (canonical: "dml:3.1", "onnx:13"),
+    level (DirectML feature level value, 0x3100), opset (the ONNX TopK version the opset resolves
+    to: "1", "10", "11", "24"), requested_opset.
+
+    Immutable (assigning or deleting a field raises dataclasses.FrozenInstanceError), compared,
+    hashed and shown by its fields, as the frozen dataclass it was; a plain class so that
+    loading the validator does not import dataclasses (see topkspec.spec.speed)."""
+
+    __match_args__ = _FIELDS
+
+    def __init__(self, family: str, name: str, level: int | None = None, opset: str | None = None,
+                 requested_opset: int | None = None):
+        setattr_ = object.__setattr__
+        setattr_(self, "family", family)
+        setattr_(self, "name", name)
+        setattr_(self, "level", level)
+        setattr_(self, "opset", opset)
+        setattr_(self, "requested_opset", requested_opset)
 
     @cached_property  # worked out once per Profile (it is immutable): the validator asks per descriptor
     def level_name(self) -> str:
         """"3_1" for 0x3100."""
         return f"{self.level >> 12}_{(self.level >> 8) & 0xF}"
+
+    def _values(self) -> tuple:
+        return (self.family, self.name, self.level, self.opset, self.requested_opset)
+
+    def __setattr__(self, name, value):
+        if type(self) is Profile or name in _FIELDS:
+            from dataclasses import FrozenInstanceError
+
+            raise FrozenInstanceError(f"cannot assign to field {name!r}")
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        if type(self) is Profile or name in _FIELDS:
+            from dataclasses import FrozenInstanceError
+
+            raise FrozenInstanceError(f"cannot delete field {name!r}")
+        object.__delattr__(self, name)
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return self._values() == other._values()
+        return NotImplemented
+
+    def __hash__(self):
+        return hash(self._values())
+
+    def __repr__(self):
+        return (f"{self.__class__.__qualname__}(family={self.family!r}, name={self.name!r}, level={self.level!r}, "
+                f"opset={self.opset!r}, requested_opset={self.requested_opset!r})")
 
     def __str__(self) -> str:
         return self.name
@@ -43,19 +85,45 @@ def level_value(text) -> int:
         value = text
     else:
         s = str(text).strip()
-        s = re.sub(r"^DML_FEATURE_LEVEL_", "", s, flags=re.IGNORECASE)
-        match = re.fullmatch(r"(\d+)[._](\d)", s)
-        if match:
-            value = (int(match.group(1)) << 12) | (int(match.group(2)) << 8)
-        elif re.fullmatch(r"0x[0-9a-fA-F]+", s):
-            value = int(s, 16)
-        else:
+        value = _ascii_level_value(s) if s.isascii() else _level_value_re(s)
+        if value is None:
             raise ProfileError(
                 f"unknown DirectML feature level {text!r} (expected e.g. 3_1, 3.1, "
                 f"DML_FEATURE_LEVEL_3_1 or 0x3100)")
     if value < DML_FEATURE_LEVELS["1_0"] or value & 0xFF or value >> 12 > 15:
         raise ProfileError(f"unknown DirectML feature level {text!r}")
     return value
+
+
+_PREFIX = "DML_FEATURE_LEVEL_"
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+
+
+def _ascii_level_value(s: str):
+    """What _level_value_re gives for an ASCII string, without loading re (the first validate
+    reads a FeatureLevel): strip DML_FEATURE_LEVEL_ (any case), then "<digits>[._]<digit>" or
+    "0x<hex digits>"; None when neither."""
+    if s[:len(_PREFIX)].upper() == _PREFIX:
+        s = s[len(_PREFIX):]
+    if len(s) >= 3 and s[-2] in "._" and s[-1].isdigit() and s[:-2].isdigit():
+        return (int(s[:-2]) << 12) | (int(s[-1]) << 8)
+    if len(s) > 2 and s[:2] == "0x" and _HEX_DIGITS.issuperset(s[2:]):
+        return int(s, 16)
+    return None
+
+
+def _level_value_re(s: str):
+    """The feature level value of s without its DML_FEATURE_LEVEL_ prefix (any case), "3_1", "3.1"
+    or "0x3100"; None when it is none of these."""
+    import re
+
+    s = re.sub(r"^DML_FEATURE_LEVEL_", "", s, flags=re.IGNORECASE)
+    match = re.fullmatch(r"(\d+)[._](\d)", s)
+    if match:
+        return (int(match.group(1)) << 12) | (int(match.group(2)) << 8)
+    if re.fullmatch(r"0x[0-9a-fA-F]+", s):
+        return int(s, 16)
+    return None
 
 
 def resolve_opset(opset: int) -> str:

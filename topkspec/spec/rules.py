@@ -12,8 +12,6 @@ properties must not assume one).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from topkspec.spec.citations import BUFFER, K1, LEVELS, ONNX, TOPK, section_title
 from topkspec.spec.tables import DOCUMENTS
 
@@ -27,27 +25,71 @@ INTERPRETATION = "interpretation"
 UNSPECIFIED = "unspecified"
 
 
-@dataclass(frozen=True)
+_FIELDS = ("id", "statement", "sources", "status", "scope", "ops", "check", "requires", "reason", "strict_only",
+           "lenient_only", "breakable_alone", "co_broken", "documented_from")
+
+
 class Rule:
-    id: str
-    statement: str
-    sources: tuple  # citations: ({"doc", "section", "quote", ["versions"], ["note"]}, ...)
-    status: str
-    scope: str  # "dml" (descriptor), "onnx" (descriptor), "output" (results), "lowering"
-    ops: tuple = ()  # descriptor rules: the operators it applies to
-    check: dict | None = None  # descriptor rules: {"kind": ..., **params}
-    requires: tuple = ()  # checked only when these rules hold (guards)
-    reason: str = ""  # why, for interpretations
-    strict_only: bool = False  # active only under strict_doc
-    lenient_only: bool = False  # inactive under strict_doc
-    # False when no descriptor breaks this rule alone; `co_broken` then lists the other rules a
-    # minimal breaking descriptor also breaks (an output of the wrong size always differs from
-    # the other output too, so the older revision's same-Sizes rule goes with it).
-    breakable_alone: bool = True
-    co_broken: tuple = ()
-    # An interpretation that a later spec version states outright: the profile from which the
-    # documents state it ("onnx:10"); at that profile and later ones of its family it is documented.
-    documented_from: str | None = None
+    """One rule, immutable (assigning or deleting a field raises dataclasses.FrozenInstanceError),
+    compared, hashed, shown and pickled by its fields as the frozen dataclass it was: a plain class,
+    so that loading the rules does not import dataclasses (topkspec.spec.speed).
+
+    sources: citations ({"doc", "section", "quote", ["versions"], ["note"]}, ...); scope: "dml",
+    "onnx" (descriptor), "output" (results) or "lowering"; ops: the operators a descriptor rule
+    applies to; check: a descriptor rule's {"kind": ..., **params}; requires: checked only when
+    these rules hold (guards); reason: why, for interpretations; strict_only: active only under
+    strict_doc; lenient_only: inactive under strict_doc; breakable_alone: False when no descriptor
+    breaks this rule alone, `co_broken` then lists the other rules a minimal breaking descriptor
+    also breaks (an output of the wrong size always differs from the other output too, so the
+    older revision's same-Sizes rule goes with it); documented_from: an interpretation that a
+    later spec version states outright, the profile from which the documents state it
+    ("onnx:10"), at which and later ones of its family it is documented.
+    """
+
+    __slots__ = (*_FIELDS, "__weakref__")
+    __match_args__ = _FIELDS
+
+    def __init__(self, id: str, statement: str, sources: tuple, status: str, scope: str, ops: tuple = (),
+                 check: dict | None = None, requires: tuple = (), reason: str = "", strict_only: bool = False,
+                 lenient_only: bool = False, breakable_alone: bool = True, co_broken: tuple = (),
+                 documented_from: str | None = None):
+        for name, value in zip(_FIELDS, (id, statement, sources, status, scope, ops, check, requires, reason,
+                                         strict_only, lenient_only, breakable_alone, co_broken, documented_from)):
+            object.__setattr__(self, name, value)
+
+    def _values(self) -> tuple:
+        return (self.id, self.statement, self.sources, self.status, self.scope, self.ops, self.check, self.requires,
+                self.reason, self.strict_only, self.lenient_only, self.breakable_alone, self.co_broken,
+                self.documented_from)
+
+    def __setattr__(self, name, value):
+        if type(self) is Rule or name in _FIELDS:
+            from dataclasses import FrozenInstanceError
+
+            raise FrozenInstanceError(f"cannot assign to field {name!r}")
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        if type(self) is Rule or name in _FIELDS:
+            from dataclasses import FrozenInstanceError
+
+            raise FrozenInstanceError(f"cannot delete field {name!r}")
+        object.__delattr__(self, name)
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return self._values() == other._values()
+        return NotImplemented
+
+    def __hash__(self):
+        return hash(self._values())  # a TypeError for rules with a check (a dict), as before
+
+    def __repr__(self):
+        return (f"{self.__class__.__qualname__}("
+                + ", ".join(f"{name}={value!r}" for name, value in zip(_FIELDS, self._values())) + ")")
+
+    def __reduce__(self):
+        return (self.__class__, self._values())
 
     @property
     def source(self) -> str:
