@@ -25,8 +25,8 @@ class Profile:
     to: "1", "10", "11", "24"), requested_opset.
 
     Immutable (assigning or deleting a field raises dataclasses.FrozenInstanceError), compared,
-    hashed and shown by its fields, as the frozen dataclass it was; a plain class so that
-    loading the validator does not import dataclasses (see topkspec.spec.speed)."""
+    hashed and shown by its fields: a plain class, so that loading the validator imports no
+    dataclasses (see topkspec.spec.speed)."""
 
     __match_args__ = _FIELDS
 

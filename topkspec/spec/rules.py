@@ -31,12 +31,12 @@ _FIELDS = ("id", "statement", "sources", "status", "scope", "ops", "check", "req
 
 class Rule:
     """One rule, immutable (assigning or deleting a field raises dataclasses.FrozenInstanceError),
-    compared, hashed, shown and pickled by its fields as the frozen dataclass it was: a plain class,
-    so that loading the rules does not import dataclasses (topkspec.spec.speed).
+    compared, shown and pickled by its fields: a plain class with slots, so that loading the
+    rules imports no dataclasses (see topkspec.spec.speed).
 
     sources: citations ({"doc", "section", "quote", ["versions"], ["note"]}, ...); scope: "dml",
     "onnx" (descriptor), "output" (results) or "lowering"; ops: the operators a descriptor rule
-    applies to; check: a descriptor rule's {"kind": ..., **params}; requires: checked only when
+    applies to; check: a descriptor rule's `{"kind": ..., **params}`; requires: checked only when
     these rules hold (guards); reason: why, for interpretations; strict_only: active only under
     strict_doc; lenient_only: inactive under strict_doc; breakable_alone: False when no descriptor
     breaks this rule alone, `co_broken` then lists the other rules a minimal breaking descriptor
