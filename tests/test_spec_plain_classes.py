@@ -1,5 +1,5 @@
 """Rule and Profile are plain classes (so the first spec.validate does not import dataclasses),
-and behave as the frozen dataclasses they were: keyword construction with the same defaults,
+and behave as frozen dataclasses do: keyword construction with the same defaults,
 immutability (dataclasses.FrozenInstanceError), equality, hash, repr, pickling, match."""
 import copy
 import dataclasses
@@ -14,7 +14,7 @@ from topkspec.spec.profiles import Profile, level_value, parse_profile
 from topkspec.spec.rules import RULE_LIST, RULES, Rule
 
 
-def test_rule_defaults_and_repr_are_those_of_the_dataclass():
+def test_rule_defaults_and_repr_are_those_of_a_frozen_dataclass():
     rule = Rule(id="x.y", statement="s", sources=(), status="documented", scope="output")
     assert (rule.ops, rule.check, rule.requires, rule.reason, rule.strict_only, rule.lenient_only,
             rule.breakable_alone, rule.co_broken, rule.documented_from) == ((), None, (), "", False, False, True, (), None)
