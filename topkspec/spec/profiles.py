@@ -9,6 +9,7 @@ from __future__ import annotations
 from functools import cached_property, lru_cache
 
 from topkspec.errors import UsageError
+from topkspec.spec.record import Record
 from topkspec.spec.tables import DML_FEATURE_LEVELS, ONNX_VERSIONS
 
 
@@ -19,59 +20,23 @@ class ProfileError(UsageError):
 _FIELDS = ("family", "name", "level", "opset", "requested_opset")
 
 
-class Profile:
+class Profile(Record):
     """One spec version. Fields: family ("dml" or "onnx"), name (canonical: "dml:3.1", "onnx:13"),
     level (DirectML feature level value, 0x3100), opset (the ONNX TopK version the opset resolves
     to: "1", "10", "11", "24"), requested_opset.
 
-    Immutable (assigning or deleting a field raises dataclasses.FrozenInstanceError), compared,
-    hashed and shown by its fields: a plain class, so that loading the validator imports no
-    dataclasses (see topkspec.spec.speed)."""
+    An immutable record (see record.Record)."""
 
-    __match_args__ = _FIELDS
+    _fields = __match_args__ = _FIELDS
 
     def __init__(self, family: str, name: str, level: int | None = None, opset: str | None = None,
                  requested_opset: int | None = None):
-        setattr_ = object.__setattr__
-        setattr_(self, "family", family)
-        setattr_(self, "name", name)
-        setattr_(self, "level", level)
-        setattr_(self, "opset", opset)
-        setattr_(self, "requested_opset", requested_opset)
+        self._set(family, name, level, opset, requested_opset)
 
     @cached_property  # worked out once per Profile (it is immutable): the validator asks per descriptor
     def level_name(self) -> str:
         """"3_1" for 0x3100."""
         return f"{self.level >> 12}_{(self.level >> 8) & 0xF}"
-
-    def _values(self) -> tuple:
-        return (self.family, self.name, self.level, self.opset, self.requested_opset)
-
-    def __setattr__(self, name, value):
-        if type(self) is Profile or name in _FIELDS:
-            from dataclasses import FrozenInstanceError
-
-            raise FrozenInstanceError(f"cannot assign to field {name!r}")
-        object.__setattr__(self, name, value)
-
-    def __delattr__(self, name):
-        if type(self) is Profile or name in _FIELDS:
-            from dataclasses import FrozenInstanceError
-
-            raise FrozenInstanceError(f"cannot delete field {name!r}")
-        object.__delattr__(self, name)
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return self._values() == other._values()
-        return NotImplemented
-
-    def __hash__(self):
-        return hash(self._values())
-
-    def __repr__(self):
-        return (f"{self.__class__.__qualname__}(family={self.family!r}, name={self.name!r}, level={self.level!r}, "
-                f"opset={self.opset!r}, requested_opset={self.requested_opset!r})")
 
     def __str__(self) -> str:
         return self.name

@@ -12,6 +12,7 @@ properties must not assume one).
 """
 from __future__ import annotations
 
+from topkspec.spec.record import Record
 from topkspec.spec.citations import BUFFER, K1, LEVELS, ONNX, TOPK, section_title
 from topkspec.spec.tables import DOCUMENTS
 
@@ -29,10 +30,8 @@ _FIELDS = ("id", "statement", "sources", "status", "scope", "ops", "check", "req
            "lenient_only", "breakable_alone", "co_broken", "documented_from")
 
 
-class Rule:
-    """One rule, immutable (assigning or deleting a field raises dataclasses.FrozenInstanceError),
-    compared, shown and pickled by its fields: a plain class with slots, so that loading the
-    rules imports no dataclasses (see topkspec.spec.speed).
+class Rule(Record):
+    """One rule: an immutable record (see record.Record), with slots.
 
     sources: citations ({"doc", "section", "quote", ["versions"], ["note"]}, ...); scope: "dml",
     "onnx" (descriptor), "output" (results) or "lowering"; ops: the operators a descriptor rule
@@ -47,49 +46,14 @@ class Rule:
     """
 
     __slots__ = (*_FIELDS, "__weakref__")
-    __match_args__ = _FIELDS
+    _fields = __match_args__ = _FIELDS
 
     def __init__(self, id: str, statement: str, sources: tuple, status: str, scope: str, ops: tuple = (),
                  check: dict | None = None, requires: tuple = (), reason: str = "", strict_only: bool = False,
                  lenient_only: bool = False, breakable_alone: bool = True, co_broken: tuple = (),
                  documented_from: str | None = None):
-        for name, value in zip(_FIELDS, (id, statement, sources, status, scope, ops, check, requires, reason,
-                                         strict_only, lenient_only, breakable_alone, co_broken, documented_from)):
-            object.__setattr__(self, name, value)
-
-    def _values(self) -> tuple:
-        return (self.id, self.statement, self.sources, self.status, self.scope, self.ops, self.check, self.requires,
-                self.reason, self.strict_only, self.lenient_only, self.breakable_alone, self.co_broken,
-                self.documented_from)
-
-    def __setattr__(self, name, value):
-        if type(self) is Rule or name in _FIELDS:
-            from dataclasses import FrozenInstanceError
-
-            raise FrozenInstanceError(f"cannot assign to field {name!r}")
-        object.__setattr__(self, name, value)
-
-    def __delattr__(self, name):
-        if type(self) is Rule or name in _FIELDS:
-            from dataclasses import FrozenInstanceError
-
-            raise FrozenInstanceError(f"cannot delete field {name!r}")
-        object.__delattr__(self, name)
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return self._values() == other._values()
-        return NotImplemented
-
-    def __hash__(self):
-        return hash(self._values())  # a TypeError for rules with a check (a dict), as before
-
-    def __repr__(self):
-        return (f"{self.__class__.__qualname__}("
-                + ", ".join(f"{name}={value!r}" for name, value in zip(_FIELDS, self._values())) + ")")
-
-    def __reduce__(self):
-        return (self.__class__, self._values())
+        self._set(id, statement, sources, status, scope, ops, check, requires, reason, strict_only, lenient_only,
+                  breakable_alone, co_broken, documented_from)
 
     @property
     def source(self) -> str:
