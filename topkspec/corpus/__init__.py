@@ -17,7 +17,7 @@ from collections import Counter
 
 import numpy as np
 
-from topkspec.corpus.valid import PROFILES, ValidCase, unique_result, valid_cases
+from topkspec.corpus.valid import PROFILES, ValidCase, file_slug, unique_result, valid_cases
 from topkspec.errors import UsageError
 
 
@@ -102,7 +102,7 @@ def report_cases(reports_dir: str, version: str) -> tuple:
             from topkspec.spec import dtypes
 
             x = x.view(dtypes.numpy_dtype(case.dtype)) if x.dtype != np.dtype(dtypes.numpy_dtype(case.dtype)) else x
-            label = f"report_{_slug(name)}_{i}"
+            label = f"report_{file_slug(name)}_{i}"
             desc = descriptor(case)
             found = sorted({f.rule for f in validate(desc, case.profile)})
             if not found:
@@ -116,10 +116,6 @@ def report_cases(reports_dir: str, version: str) -> tuple:
                                              "level_bound": not _still_invalid(desc)},
                                 "covers": {"rules": found, "patterns": ["regression"]}})
     return valid, invalid
-
-
-def _slug(text: str) -> str:
-    return "".join(c if c.isalnum() else "_" for c in text.lower()).strip("_")
 
 
 def readme_text(version: str, profiles, counts: Counter, items, from_reports) -> str:

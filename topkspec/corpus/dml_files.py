@@ -22,6 +22,7 @@ import os
 
 import numpy as np
 
+from topkspec.corpus.valid import file_slug
 from topkspec.spec import Case, descriptor, dtypes, parse_profile, validate
 
 MAX_SHOWN = 64  # arrays up to this many elements also carry their values as JSON numbers
@@ -137,12 +138,6 @@ MUTATIONS = {
 }
 
 
-def _slug(text: str) -> str:
-    import re
-
-    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
-
-
 def invalid_entries(profiles, version: str) -> list:
     """[entry] of broken descriptors for the DirectML profiles: per profile, operator, value
     type (FLOAT32, INT32) and mutation, each kept when it breaks its rule at the profile and can
@@ -178,7 +173,7 @@ def invalid_entries(profiles, version: str) -> list:
                             continue
                         seen.add(key)
                         level_bound = not _still_invalid(desc)
-                        name = f"{prof.level_name}_{op.lower()}_{dtype}_invalid_{_slug(rule)}_{_slug(how)}"
+                        name = f"{prof.level_name}_{op.lower()}_{dtype}_invalid_{file_slug(rule)}_{file_slug(how)}"
                         out.append({
                             "name": name, "topkspec": version, "FeatureLevel": desc["FeatureLevel"],
                             "descriptor": desc,

@@ -36,6 +36,13 @@ class ValidCase:
     rules: tuple = field(default=RESULT_RULES)
 
 
+def file_slug(text: str) -> str:
+    """A part of a corpus file's name: lower case, each run of other characters one underscore."""
+    import re
+
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+
+
 def _ramp(dtype: str, n: int) -> np.ndarray:
     """n distinct values of the type, mixed in sign where it has one, in a fixed shuffled order."""
     np_type = dtypes.numpy_dtype(dtype)
