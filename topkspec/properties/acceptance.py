@@ -14,6 +14,10 @@ from topkspec.spec import dtypes
 from topkspec.properties.failures import ACCEPTS_INVALID, REJECTS_VALID, Violation
 from topkspec.properties.property import ACCEPTANCE, Property, rules
 
+# The rules these checks enforce, as the spec's Rule objects (a typo fails at import).
+(VALID_ACCEPTED, INVALID_REJECTED,) = rules(
+    "out.valid_accepted", "out.invalid_rejected")
+
 
 def plain_input(case) -> np.ndarray:
     """A small ramp of the case's type and shape (values repeat for short types)."""
@@ -39,7 +43,7 @@ def check_accepts_valid(case, run, x=None):
     except Exception as exc:
         if may_refuse(case):
             return
-        raise Violation("out.valid_accepted",
+        raise Violation(VALID_ACCEPTED,
                         f"out.valid_accepted: {case.describe()} is valid but was refused: "
                         f"{type(exc).__name__}: {exc}",
                         failure_class=REJECTS_VALID, expected="a result",
@@ -59,13 +63,13 @@ def check_rejects_invalid(draw, run, x=None):
     except Exception:
         return
     shape = list(np.shape(result[0])) if isinstance(result, tuple) and result else None
-    raise Violation(("out.invalid_rejected",) + tuple(sorted(draw.rules)),
+    raise Violation((INVALID_REJECTED,) + tuple(sorted(draw.rules)),
                     f"out.invalid_rejected: {case.describe()} breaks {', '.join(sorted(draw.rules))} "
                     f"({draw.how}) but was accepted (values of shape {shape} returned)",
                     failure_class=ACCEPTS_INVALID, expected="a refusal", actual=f"values of shape {shape}")
 
 
 PROPERTIES = (
-    Property("accepts_valid", check_accepts_valid, rules("out.valid_accepted"), ACCEPTANCE, True),
-    Property("rejects_invalid", check_rejects_invalid, rules("out.invalid_rejected"), ACCEPTANCE, True),
+    Property("accepts_valid", check_accepts_valid, (VALID_ACCEPTED,), ACCEPTANCE, True),
+    Property("rejects_invalid", check_rejects_invalid, (INVALID_REJECTED,), ACCEPTANCE, True),
 )

@@ -21,7 +21,7 @@ RELATION_OF_RULE = {prop.rule_ids[0]: prop.name for prop in CATALOGUE if prop.re
 
 #: (rule, verb phrase) for a wrong result's title, most specific first: the catalogue's order,
 #: each property's own words in its order.
-WORDS: tuple = tuple(pair for prop in CATALOGUE for pair in prop.words)
+WORDS: tuple = tuple((rule.id, phrase) for prop in CATALOGUE for rule, phrase in prop.words)
 
 
 def in_group(group: str) -> list[Property]:

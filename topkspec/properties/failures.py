@@ -14,7 +14,8 @@ FAILURE_CLASSES = (WRONG_RESULT, CRASH, HANG, REJECTS_VALID, ACCEPTS_INVALID, NO
 
 
 class Violation(AssertionError):
-    """A broken guarantee: which rules, what broke, where, expected against actual.
+    """A broken guarantee: which rules (ids, or the spec's Rule objects, kept as ids), what
+    broke, where, expected against actual.
 
     Subclasses AssertionError so a property called inside a plain pytest test or a
     Hypothesis @given fails the test like any assertion.
@@ -22,7 +23,9 @@ class Violation(AssertionError):
 
     def __init__(self, rules, message, *, failure_class=WRONG_RESULT, where=None,
                  expected=None, actual=None):
-        self.rules = tuple([rules] if isinstance(rules, str) else rules)
+        if isinstance(rules, str) or hasattr(rules, "id"):  # one rule: its id or the spec's Rule
+            rules = (rules,)
+        self.rules = tuple(getattr(rule, "id", rule) for rule in rules)
         self.message = message
         self.failure_class = failure_class
         self.where = where  # e.g. {"sequence": (0, 2), "position": 1}

@@ -23,6 +23,10 @@ from topkspec.properties.property import METAMORPHIC, Property, Relation, rules
 from topkspec.properties.result import check_nan_policy_free, check_shape, has_nan
 from topkspec.properties.sequences import at, by_index, rows, same_bits, show, where
 
+# The rules these checks enforce, as the spec's Rule objects (a typo fails at import).
+(PREFIX, AXIS_MOVES, TOPK_EQUALS_TOPK1, DETERMINISTIC,) = rules(
+    "out.prefix", "out.axis_moves", "out.topk_equals_topk1", "out.deterministic")
+
 
 def _outputs(result):
     values, indices = result
@@ -86,7 +90,7 @@ def check_prefix(case, x, run, *, max_k=None):
         return  # each result held to the NaN rule in _call: the prefix holds (module text)
     what = f"K={small} against the first {small} of K={large}"
     prefix = tuple(np.take(a, np.arange(small), axis=case.norm_axis) for a in big)
-    _compare("out.prefix", what, case.with_(k=small), prefix, little)
+    _compare(PREFIX, what, case.with_(k=small), prefix, little)
 
 
 def check_axis_moves(case, x, run):
@@ -105,7 +109,7 @@ def check_axis_moves(case, x, run):
         return  # each result held to the NaN rule in _call: the relation holds (module text)
     back = tuple(np.moveaxis(a, moved_to, axis) for a in moved)
     what = f"axis {axis} moved to {moved_to} and back"
-    _compare("out.axis_moves", what, case, original, back)
+    _compare(AXIS_MOVES, what, case, original, back)
 
 
 def check_topk_equals_topk1(case, x, run):
@@ -120,7 +124,7 @@ def check_topk_equals_topk1(case, x, run):
     if has_nan(x):
         return  # each result held to the NaN rule in _call: the relation holds (module text)
     what = "TOP_K against TOP_K1 DECREASING"
-    _compare("out.topk_equals_topk1", what, top_k1, first, second)
+    _compare(TOPK_EQUALS_TOPK1, what, top_k1, first, second)
 
 
 def check_deterministic(case, x, run, *, repeats=2):
@@ -131,9 +135,9 @@ def check_deterministic(case, x, run, *, repeats=2):
         again = _call(run, case, x.copy())
         what = f"run {attempt + 1} against run 1"
         if has_nan(x):  # each result held to the NaN rule in _call; the types must still agree
-            _same_form("out.deterministic", what, NONDETERMINISTIC, first, again)
+            _same_form(DETERMINISTIC, what, NONDETERMINISTIC, first, again)
             continue
-        _compare("out.deterministic", what, case, first, again, failure_class=NONDETERMINISTIC, nan_equal=False)
+        _compare(DETERMINISTIC, what, case, first, again, failure_class=NONDETERMINISTIC, nan_equal=False)
 
 
 # -- the properties, with how a report shows and replays each relation -------------------------
@@ -156,25 +160,25 @@ def _moved_data(calls) -> list[str]:
 
 
 PROPERTIES = (
-    Property("prefix", check_prefix, rules("out.prefix"), METAMORPHIC, True, group="metamorphic",
-             words=(("out.prefix", "gives a smaller K a result that is not the start of a larger K's"),),
+    Property("prefix", check_prefix, (PREFIX,), METAMORPHIC, True, group="metamorphic",
+             words=((PREFIX, "gives a smaller K a result that is not the start of a larger K's"),),
              relation=Relation(
                  calls=2, sides=_first_k, data=lambda calls: [f"K2 = {calls[1][0].k}"],
                  pair="expected = [np.take(a, np.arange(K2), axis=AXIS % X.ndim) for a in topk(X, K, AXIS)]\n"
                       "actual = topk(X, K2, AXIS)",
                  differs="the result for K={K2} is not the first {K2} of the result for K={K}",
                  agrees="the result for a smaller K is the start of the result for a larger K")),
-    Property("axis_moves", check_axis_moves, rules("out.axis_moves"), METAMORPHIC, True, group="metamorphic",
-             words=(("out.axis_moves", "changes its result when the axis is moved"),),
+    Property("axis_moves", check_axis_moves, (AXIS_MOVES,), METAMORPHIC, True, group="metamorphic",
+             words=((AXIS_MOVES, "changes its result when the axis is moved"),),
              relation=Relation(
                  calls=2, sides=_moved_back, data=_moved_data,
                  pair="expected = topk(X, K, AXIS)\n"
                       "actual = [np.moveaxis(a, MOVED_TO, AXIS % X.ndim) for a in topk(X2, K, AXIS2)]",
                  differs="moving the axis (a transpose) changed the result",
                  agrees="moving the axis moves the result")),
-    Property("topk_equals_topk1", check_topk_equals_topk1, rules("out.topk_equals_topk1"), METAMORPHIC, True,
+    Property("topk_equals_topk1", check_topk_equals_topk1, (TOPK_EQUALS_TOPK1,), METAMORPHIC, True,
              group="metamorphic",
-             words=(("out.topk_equals_topk1", "gives DML_TOP_K and DML_TOP_K1 (DECREASING) different results"),),
+             words=((TOPK_EQUALS_TOPK1, "gives DML_TOP_K and DML_TOP_K1 (DECREASING) different results"),),
              relation=Relation(
                  calls=2,
                  sides=lambda first, second, *_: ("expected (TOP_K1 DECREASING)", first, "actual (TOP_K)", second),
@@ -182,7 +186,7 @@ PROPERTIES = (
                  pair_with_op='expected = topk(X, K, AXIS, op="TOP_K1")  # DECREASING\n'
                               'actual = topk(X, K, AXIS, op="TOP_K")',
                  differs="the two operators differ", agrees="the two operators agree")),
-    Property("deterministic", check_deterministic, rules("out.deterministic"), METAMORPHIC, True,
+    Property("deterministic", check_deterministic, (DETERMINISTIC,), METAMORPHIC, True,
              group="deterministic",
              relation=Relation(
                  calls=1,

@@ -51,13 +51,13 @@ class Relation:
 
 @dataclass(frozen=True)
 class Property:
-    """One property: `check` enforces `rules`; `kind` says how it is called (RESULT,
+    """One property: `check` enforces `rules` (the spec's Rule objects); `kind` says how it is called (RESULT,
     METAMORPHIC, ACCEPTANCE); `with_nan`: it holds, and is checked, when the input has NaN.
 
     - when: for a result property, which results it applies to (ALWAYS, SORTED, UNSORTED, NAN);
     - group: the fuzz group whose examples a metamorphic property checks ("metamorphic", or
       "deterministic" for one about repeating a call: its calls are never shared);
-    - words: (rule id, verb phrase) pairs for a report's title when a wrong result is filed
+    - words: (Rule, verb phrase) pairs for a report's title when a wrong result is filed
       under that rule ("returns values out of order"), most specific first;
     - relation: for a relation between calls, how a report shows and replays it (its name is
       the property's);
@@ -77,8 +77,9 @@ class Property:
     residual: bool = False
 
     def __post_init__(self):
-        for rule_id, _ in self.words:
-            rule(rule_id)  # a typo fails at import
+        for named, _ in self.words:
+            if not isinstance(named, Rule):
+                raise TypeError(f"{self.name}: words name the spec's Rule objects, not {named!r}")
 
     @property
     def rule_ids(self) -> tuple[str, ...]:

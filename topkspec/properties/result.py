@@ -17,6 +17,14 @@ from topkspec.properties.sequences import (
 )
 from topkspec.spec.reference import reference_topk
 
+# The rules these checks enforce, as the spec's Rule objects (a typo fails at import).
+(SHAPE, DTYPE_VALUES, DTYPE_INDICES, INDEX_RANGE, INDEX_BASE, GATHER, SELECT, ORDER, TIE_ORDER,
+ TIE_KTH_PLACE, TIE_SIGNED_ZERO, EXACT, UNSORTED_SET, NAN_UNSPECIFIED,) = rules(
+    "out.shape", "out.dtype.values", "out.dtype.indices", "out.indices.range_distinct",
+    "out.indices.base", "out.values.gather", "out.values.select", "out.order",
+    "out.ties.index_order", "out.ties.kth_place", "out.ties.signed_zero", "out.exact",
+    "out.unsorted.set", "out.nan.unspecified")
+
 
 def _short(row, limit=8) -> str:
     items = [show(v) for v in row[:limit]]
@@ -52,7 +60,7 @@ def check_shape(case, x, values, indices):
     for name, arr in (("values", values), ("indices", indices)):
         shape = tuple(np.shape(arr))
         if shape != case.out_shape:
-            raise Violation("out.shape",
+            raise Violation(SHAPE,
                             f"out.shape: {name} has shape {list(shape)}, expected {list(case.out_shape)} "
                             f"(input {list(case.shape)} with axis {case.norm_axis} set to K={case.k})",
                             where={"output": name}, expected=list(case.out_shape), actual=list(shape))
@@ -62,11 +70,11 @@ def check_dtypes(case, x, values, indices):
     """out.dtype.values, out.dtype.indices: values of the input's type, indices of the index type."""
     got = type_name(values)
     if got != case.dtype:
-        raise Violation("out.dtype.values", f"out.dtype.values: values are {got}, expected {case.dtype}",
+        raise Violation(DTYPE_VALUES, f"out.dtype.values: values are {got}, expected {case.dtype}",
                         where={"output": "values"}, expected=case.dtype, actual=got)
     got = type_name(indices)
     if got != case.index_dtype:
-        raise Violation("out.dtype.indices", f"out.dtype.indices: indices are {got}, expected {case.index_dtype}",
+        raise Violation(DTYPE_INDICES, f"out.dtype.indices: indices are {got}, expected {case.index_dtype}",
                         where={"output": "indices"}, expected=case.index_dtype, actual=got)
 
 
@@ -82,7 +90,7 @@ def check_indices(case, x, values, indices):
         bad |= idx != np.floor(idx)
     if bad.any():
         r, p = _first(bad)
-        raise Violation(("out.indices.range_distinct", "out.indices.base"),
+        raise Violation((INDEX_RANGE, INDEX_BASE),
                         f"out.indices.range_distinct: {at(outer, r, p)}: index {show(idx[r, p])} is not an "
                         f"index of the sequence (expected 0 <= index < {n}, counted from the sequence start)",
                         where=where(outer, r, p), expected=f"0 <= index < {n}", actual=idx[r, p])
@@ -92,7 +100,7 @@ def check_indices(case, x, values, indices):
         r, p = _first(dup)
         value = ordered[r, p]
         positions = [int(i) for i in np.flatnonzero(idx[r] == value)]
-        raise Violation("out.indices.range_distinct",
+        raise Violation(INDEX_RANGE,
                         f"out.indices.range_distinct: {at(outer, r, positions[1])}: index {show(value)} "
                         f"appears at positions {positions}; expected distinct indices",
                         where=where(outer, r, positions[1]), expected="distinct indices",
@@ -122,13 +130,13 @@ def check_gather(case, x, values, indices):
     if not bad.any():
         return
     r, p = _first(bad)
-    rules = ["out.values.gather"]
+    broken = [GATHER]
     hint = ""
     shifted = ir[r] - 1
     if (shifted >= 0).all() and _match(vr[r], xr[r][shifted]).all():
-        rules.append("out.indices.base")
+        broken.append(INDEX_BASE)
         hint = " (the values match the indices minus one: indices look 1-based)"
-    raise Violation(tuple(rules),
+    raise Violation(tuple(broken),
                     f"out.values.gather: {at(outer, r, p)}: value {show(vr[r, p])} is not the input "
                     f"element at its index {int(ir[r, p])}, which is {show(got[r, p])}{hint}",
                     where=where(outer, r, p), expected=got[r, p], actual=vr[r, p])
@@ -144,7 +152,7 @@ def check_select(case, x, values, indices):
     if bad.any():
         r = int(np.flatnonzero(bad)[0])
         order = slice(None, None, -1) if case.largest else slice(None)
-        raise Violation("out.values.select",
+        raise Violation(SELECT,
                         f"out.values.select: {at(outer, r)}: expected the {case.k} {_direction(case)} values "
                         f"{_short(want[r][order])}, got {_short(got[r][order])}",
                         where=where(outer, r), expected=want[r][order], actual=got[r][order])
@@ -159,7 +167,7 @@ def check_order(case, x, values, indices):
     if bad.any():
         r, p = _first(bad)
         op = ">=" if case.largest else "<="
-        raise Violation("out.order",
+        raise Violation(ORDER,
                         f"out.order: {at(outer, r, p)}: expected {show(vr[r, p])} {op} next, "
                         f"got {show(vr[r, p])} then {show(vr[r, p + 1])}",
                         where=where(outer, r, p), expected=f"{op} {show(vr[r, p])}", actual=vr[r, p + 1])
@@ -171,11 +179,11 @@ def _signed_zeros(*scalars) -> bool:
     return bool((arr == 0).all() and np.signbit(arr).any() and not np.signbit(arr).all())
 
 
-def _tie_rules(a, b, rule: str = "out.ties.index_order") -> tuple:
+def _tie_rules(a, b, rule=TIE_ORDER) -> tuple:
     """The rules a tie out of place breaks, the one that decides it first: between -0.0 and
     +0.0 it is a tie only by our reading (out.ties.signed_zero), so that reading decides it."""
     if _signed_zeros(a, b):
-        return ("out.ties.signed_zero", rule)
+        return (TIE_SIGNED_ZERO, rule)
     return (rule,)
 
 
@@ -190,9 +198,9 @@ def check_ties(case, x, values, indices):
         if bad.any():
             r, p = _first(bad)
             raw, _ = rows(case, values)
-            rules = _tie_rules(raw[r, p], raw[r, p + 1])
-            raise Violation(rules,
-                            f"{rules[0]}: {at(outer, r, p)}: equal values {show(raw[r, p])} and "
+            broken = _tie_rules(raw[r, p], raw[r, p + 1])
+            raise Violation(broken,
+                            f"{broken[0]}: {at(outer, r, p)}: equal values {show(raw[r, p])} and "
                             f"{show(raw[r, p + 1])} at indices {ir[r, p]} then {ir[r, p + 1]}: expected "
                             f"ascending index order",
                             where=where(outer, r, p), expected=sorted([int(ir[r, p]), int(ir[r, p + 1])]),
@@ -214,9 +222,9 @@ def check_ties(case, x, values, indices):
         r = int(np.flatnonzero(bad_rows)[0])
         raw, _ = rows(case, x)
         low, high = int(first_left[r]), int(last_kept[r])
-        rules = _tie_rules(raw[r, low], raw[r, high], "out.ties.kth_place")
-        raise Violation(rules,
-                        f"{rules[0]}: {at(outer, r)}: the equal values at indices {low} "
+        broken = _tie_rules(raw[r, low], raw[r, high], TIE_KTH_PLACE)
+        raise Violation(broken,
+                        f"{broken[0]}: {at(outer, r)}: the equal values at indices {low} "
                         f"({show(raw[r, low])}) and {high} ({show(raw[r, high])}) compete for the last places; "
                         f"expected index {low} kept, got index {high} kept instead",
                         where=where(outer, r), expected=low, actual=high)
@@ -233,7 +241,7 @@ def check_exact(case, x, values, indices):
     bad = value_bad | (ir != ri)
     if bad.any():
         r, p = _first(bad)
-        raise Violation("out.exact",
+        raise Violation(EXACT,
                         f"out.exact: {at(outer, r, p)}: expected value {show(rv[r, p])} at index {int(ri[r, p])}, "
                         f"got value {show(vr[r, p])} at index {show(ir[r, p])}",
                         where=where(outer, r, p), expected=[rv[r, p], int(ri[r, p])], actual=[vr[r, p], ir[r, p]])
@@ -252,7 +260,7 @@ def check_unsorted_set(case, x, values, indices):
     bad = (got != want).any(axis=1)
     if bad.any():
         r = int(np.flatnonzero(bad)[0])
-        raise Violation("out.unsorted.set",
+        raise Violation(UNSORTED_SET,
                         f"out.unsorted.set: {at(outer, r)}: expected the indices {_short(want[r])} in any "
                         f"order, got {_short(got[r])}",
                         where=where(outer, r), expected=want[r], actual=got[r])
@@ -281,7 +289,7 @@ def check_nan_policy_free(case, x, values, indices):
     bad = used & (front != want)
     if bad.any():
         r, p = _first(bad)
-        raise Violation("out.nan.unspecified",
+        raise Violation(NAN_UNSPECIFIED,
                         f"out.nan.unspecified: {at(outer, r, p)}: non-NaN value number {p} returned is "
                         f"{show(front[r, p])}; the non-NaN values returned must be the {_direction(case)} "
                         f"non-NaN input values in order, so expected {show(want[r, p])}",
@@ -295,30 +303,30 @@ def has_nan(x) -> bool:
 # -- the properties, most specific first -------------------------------------------------------
 
 PROPERTIES = (
-    Property("shape", check_shape, rules("out.shape"), RESULT, True,
-             words=(("out.shape", "returns outputs of the wrong shape"),)),
-    Property("dtypes", check_dtypes, rules("out.dtype.values", "out.dtype.indices"), RESULT, True,
-             words=(("out.dtype.values", "returns values of the wrong type"),
-                    ("out.dtype.indices", "returns indices of the wrong type"))),
-    Property("indices", check_indices, rules("out.indices.range_distinct", "out.indices.base"), RESULT, True,
-             words=(("out.indices.base", "returns indices counted from 1"),
-                    ("out.indices.range_distinct", "returns indices out of range or repeated"))),
-    Property("gather", check_gather, rules("out.values.gather", "out.indices.base"), RESULT, True,
-             words=(("out.values.gather", "returns values that are not the input elements at the returned indices"),)),
-    Property("select", check_select, rules("out.values.select"), RESULT, False,
-             words=(("out.values.select", "selects the wrong elements"),)),
-    Property("order", check_order, rules("out.order"), RESULT, False, when=SORTED,
-             words=(("out.order", "returns values out of order"),)),
-    Property("ties", check_ties, rules("out.ties.index_order", "out.ties.kth_place", "out.ties.signed_zero"),
+    Property("shape", check_shape, (SHAPE,), RESULT, True,
+             words=((SHAPE, "returns outputs of the wrong shape"),)),
+    Property("dtypes", check_dtypes, (DTYPE_VALUES, DTYPE_INDICES), RESULT, True,
+             words=((DTYPE_VALUES, "returns values of the wrong type"),
+                    (DTYPE_INDICES, "returns indices of the wrong type"))),
+    Property("indices", check_indices, (INDEX_RANGE, INDEX_BASE), RESULT, True,
+             words=((INDEX_BASE, "returns indices counted from 1"),
+                    (INDEX_RANGE, "returns indices out of range or repeated"))),
+    Property("gather", check_gather, (GATHER, INDEX_BASE), RESULT, True,
+             words=((GATHER, "returns values that are not the input elements at the returned indices"),)),
+    Property("select", check_select, (SELECT,), RESULT, False,
+             words=((SELECT, "selects the wrong elements"),)),
+    Property("order", check_order, (ORDER,), RESULT, False, when=SORTED,
+             words=((ORDER, "returns values out of order"),)),
+    Property("ties", check_ties, (TIE_ORDER, TIE_KTH_PLACE, TIE_SIGNED_ZERO),
              RESULT, False,
-             words=(("out.ties.signed_zero", "does not treat -0.0 and +0.0 as tied"),
-                    ("out.ties.index_order", "returns tied values out of index order"),
-                    ("out.ties.kth_place", "keeps a later tied value in the last place instead of an earlier one"))),
-    Property("exact", check_exact, rules("out.exact"), RESULT, False, when=SORTED, residual=True,
-             words=(("out.exact", "returns a wrong result"),)),
-    Property("unsorted_set", check_unsorted_set, rules("out.unsorted.set"), RESULT, False, when=UNSORTED, residual=True,
-             words=(("out.unsorted.set", "returns the wrong elements with sorted=0"),)),
+             words=((TIE_SIGNED_ZERO, "does not treat -0.0 and +0.0 as tied"),
+                    (TIE_ORDER, "returns tied values out of index order"),
+                    (TIE_KTH_PLACE, "keeps a later tied value in the last place instead of an earlier one"))),
+    Property("exact", check_exact, (EXACT,), RESULT, False, when=SORTED, residual=True,
+             words=((EXACT, "returns a wrong result"),)),
+    Property("unsorted_set", check_unsorted_set, (UNSORTED_SET,), RESULT, False, when=UNSORTED, residual=True,
+             words=((UNSORTED_SET, "returns the wrong elements with sorted=0"),)),
     Property("nan_policy_free", check_nan_policy_free,
-             rules("out.nan.unspecified", "out.indices.range_distinct", "out.values.gather"), RESULT, True, when=NAN,
-             words=(("out.nan.unspecified", "returns the wrong non-NaN values when the input holds NaN"),)),
+             (NAN_UNSPECIFIED, INDEX_RANGE, GATHER), RESULT, True, when=NAN,
+             words=((NAN_UNSPECIFIED, "returns the wrong non-NaN values when the input holds NaN"),)),
 )

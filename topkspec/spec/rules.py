@@ -55,6 +55,9 @@ class Rule(Record):
         self._set(id, statement, sources, status, scope, ops, check, requires, reason, strict_only, lenient_only,
                   breakable_alone, co_broken, documented_from)
 
+    def __str__(self) -> str:
+        return self.id
+
     @property
     def source(self) -> str:
         """The sources as one line: 'title, section; title, section'."""
