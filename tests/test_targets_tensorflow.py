@@ -22,7 +22,7 @@ from topkspec.properties.failures import Violation  # noqa: E402
 from topkspec.report import write_report  # noqa: E402
 from topkspec.spec import Case, dtypes  # noqa: E402
 from topkspec.targets.base import Rejected  # noqa: E402
-from topkspec.targets.tensorflow_target import TensorFlowTarget, smallest_key  # noqa: E402
+from topkspec.targets.tensorflow_target import TensorFlowTarget  # noqa: E402
 
 TINY = {"float32": 1.401298464324817e-45, "float64": 5e-324, "bfloat16": 9.2e-41, "float16": 6e-08}
 
@@ -98,14 +98,6 @@ def test_unsorted_form_selects_the_same_set(tf_target):
     assert sorted(indices.tolist()) == [1, 3, 4, 5] and np.array_equal(values, x[indices])
 
 
-def test_smallest_key_reverses_the_order_exactly():
-    x = np.array([np.nan, -np.inf, -1.0, -TINY["float32"], -0.0, 0.0, TINY["float32"], 1.0, np.inf], np.float32)
-    key = smallest_key(x)
-    assert key.dtype == np.int32 and key[4] == key[5], "-0.0 and +0.0 must tie"
-    assert np.all(np.diff(key[1:].astype(np.int64))[[0, 1, 2, 4, 5, 6]] < 0), key.tolist()
-    assert key[0] == key.min(), "NaN comes last in the smallest form"
-
-
 @pytest.mark.parametrize("axis, k", [(2, 1), (-3, 1), (0, 4), (1, 4)])
 def test_refusals_are_rejected(tf_target, axis, k):
     x = np.zeros((2, 3), np.float32)
@@ -125,7 +117,7 @@ def test_every_type_is_supported_and_a_refused_probe_is_rejected(tf_target, monk
     def refuse(*args):
         raise Rejected("tensorflow: NotFoundError: no kernel")
 
-    monkeypatch.setattr(fresh, "_call", refuse)
+    monkeypatch.setattr(fresh, "top_k", refuse)
     with pytest.raises(Rejected, match="no CPU kernel for int16 .the smallest-K key of float16"):
         fresh.supports(Case("onnx:24", "TopK", "float16", (3,), 0, 1, largest=False, index_dtype="int64"))
 

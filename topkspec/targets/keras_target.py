@@ -37,8 +37,8 @@ import sys
 import numpy as np
 
 from topkspec.spec import dtypes
-from topkspec.targets.base import Rejected, Target, selects_largest
-from topkspec.targets.order_key import adapter_step, key_source, smallest_key
+from topkspec.targets.base import Rejected, selects_largest
+from topkspec.targets.order_key import LargestOnlyTarget, key_source
 from topkspec.targets.repro import ReproWriter, RuntimeStack, register_repro_writer, versions
 
 BACKEND = "numpy"
@@ -73,10 +73,6 @@ def _ops(keras):
     return math.top_k, backend_numpy.moveaxis, core.convert_to_numpy
 
 
-def _adapter_step(step, what: str):
-    return adapter_step(step, f"keras-numpy adapter, {what}")
-
-
 def keras_top_k(keras, key: np.ndarray, *, k: int, axis: int, sorted_: bool):
     """Keras's own part: moveaxis, top_k on the last axis, moveaxis back, to numpy. A refusal
     is Rejected."""
@@ -89,8 +85,10 @@ def keras_top_k(keras, key: np.ndarray, *, k: int, axis: int, sorted_: bool):
         raise Rejected(f"keras-numpy: {type(exc).__name__}: {exc}") from exc
 
 
-class KerasNumpyTarget(Target):
+class KerasNumpyTarget(LargestOnlyTarget):
     name = "keras-numpy"
+    adapter = "keras-numpy adapter"
+    refuses = "keras.ops.top_k (numpy backend) refuses"
     # keras.ops.top_k has `sorted`, the axis is moved, the direction is the adapter's exact key,
     # and the numpy backend keeps every ONNX TopK-24 value type (bfloat16 through ml_dtypes, the
     # unsigned types): judged as TopK-24.
@@ -103,10 +101,6 @@ class KerasNumpyTarget(Target):
     # validate K, so the invalid group does not apply.
     validates = False
     validates_tables = ()
-    support_fields = ("dtype", "op", "largest")
-
-    def __init__(self):
-        self._support: dict = {}
 
     def version(self) -> str:
         # Imports keras (seconds): a worker asks for the version as it starts.
@@ -133,40 +127,8 @@ class KerasNumpyTarget(Target):
                            f"backend and keras.src.backend.numpy does not load: {exc}")
         return True, ""
 
-    def supports(self, case):
-        """Every value type passes through to the numpy backend and has an exact key. Still probed
-        once per (type, direction) with a tiny known-good call of the type that reaches top_k
-        (the key's type for the smallest form): a refusal is Rejected, a valid descriptor
-        rejected unless declared known."""
-        largest = selects_largest(case)
-        signature = (case.dtype, largest)
-        if signature not in self._support:
-            keras = _keras()
-            probe = np.arange(3).astype(dtypes.numpy_dtype(case.dtype))
-            key = probe if largest else _adapter_step(lambda: smallest_key(probe), "the smallest-K key")
-            try:
-                keras_top_k(keras, key, k=1, axis=0, sorted_=True)
-                self._support[signature] = None
-            except Rejected as exc:
-                first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-                self._support[signature] = (f"keras.ops.top_k (numpy backend) refuses {dtypes.name_of(key.dtype)}"
-                                            f"{'' if largest else f' (the smallest-K key of {case.dtype})'}: "
-                                            f"{first}")
-        if self._support[signature]:
-            raise Rejected(self._support[signature])
-        return None
-
-    def run(self, case, x):
-        keras = _keras()
-        x = np.ascontiguousarray(x)
-        largest = selects_largest(case)
-        sorted_ = bool(case.sorted) if case.family == "onnx" else True
-        key = x if largest else _adapter_step(lambda: smallest_key(x), "the smallest-K key")
-        values, indices = keras_top_k(keras, key, k=int(case.k), axis=int(case.axis), sorted_=sorted_)
-        if not largest:  # the input's own elements at the indices, not the key's
-            values = _adapter_step(lambda: np.take_along_axis(x, indices, axis=case.norm_axis),
-                                   "gathering the smallest values")
-        return values, indices
+    def top_k(self, key, k, axis, sorted_):
+        return keras_top_k(_keras(), key, k=k, axis=axis, sorted_=sorted_)
 
 
 # -- the repro writer -----------------------------------------------------------------------------

@@ -10,12 +10,15 @@ magnitude bits flipped), both zeros mapped to 0 (they stay tied) and every NaN t
 work, so a runtime that flushes subnormals in float comparisons sees them apart.
 
 KEY_SOURCE gives the same key as source text for a report's standalone repro.py.
+`LargestOnlyTarget` is the adapter around such a runtime: it probes each value type once and
+runs the smallest form through the key.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from topkspec.targets.base import AdapterError, describe_error
+from topkspec.spec import dtypes
+from topkspec.targets.base import AdapterError, Rejected, Target, describe_error, selects_largest
 
 
 def smallest_key(x: np.ndarray) -> np.ndarray:
@@ -66,3 +69,54 @@ def adapter_step(step, what: str):
         return step()
     except Exception as exc:
         raise AdapterError(f"{what}: {describe_error(exc)}") from exc
+
+
+class LargestOnlyTarget(Target):
+    """A target whose runtime's TopK selects only the largest: subclasses give `top_k(key, k,
+    axis, sorted_)`, the runtime's own call (numpy in and out, a refusal raised as Rejected),
+    `adapter` (how its adapter errors are named) and `refuses` (how a probe's refusal starts)."""
+
+    adapter = "adapter"
+    refuses = "top_k refuses"
+    support_fields = ("dtype", "op", "largest")
+
+    def __init__(self):
+        self._support: dict = {}
+
+    def top_k(self, key: np.ndarray, k: int, axis: int, sorted_: bool):
+        raise NotImplementedError
+
+    def _step(self, step, what: str):
+        return adapter_step(step, f"{self.adapter}, {what}")
+
+    def supports(self, case):
+        """Probed once per (type, direction) with a tiny known-good call of the type that reaches
+        top_k (the key's type for the smallest form): a refusal is Rejected, a valid descriptor
+        rejected unless declared known."""
+        largest = selects_largest(case)
+        signature = (case.dtype, largest)
+        if signature not in self._support:
+            probe = np.arange(3).astype(dtypes.numpy_dtype(case.dtype))
+            key = probe if largest else self._step(lambda: smallest_key(probe), "the smallest-K key")
+            try:
+                self.top_k(key, 1, 0, True)
+                self._support[signature] = None
+            except Rejected as exc:
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+                self._support[signature] = (f"{self.refuses} {dtypes.name_of(key.dtype)}"
+                                            f"{'' if largest else f' (the smallest-K key of {case.dtype})'}: "
+                                            f"{first}")
+        if self._support[signature]:
+            raise Rejected(self._support[signature])
+        return None
+
+    def run(self, case, x):
+        x = np.ascontiguousarray(x)
+        largest = selects_largest(case)
+        sorted_ = bool(case.sorted) if case.family == "onnx" else True
+        key = x if largest else self._step(lambda: smallest_key(x), "the smallest-K key")
+        values, indices = self.top_k(key, int(case.k), int(case.axis), sorted_)
+        if not largest:  # the input's own elements at the indices, not the key's
+            values = self._step(lambda: np.take_along_axis(x, indices, axis=case.norm_axis),
+                                "gathering the smallest values")
+        return values, indices

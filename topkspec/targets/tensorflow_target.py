@@ -28,8 +28,8 @@ import os
 import numpy as np
 
 from topkspec.spec import dtypes
-from topkspec.targets.base import Rejected, Target, selects_largest
-from topkspec.targets.order_key import adapter_step, key_source, smallest_key
+from topkspec.targets.base import Rejected, selects_largest
+from topkspec.targets.order_key import LargestOnlyTarget, key_source
 from topkspec.targets.repro import ReproWriter, RuntimeStack, register_repro_writer, versions
 
 DISTRIBUTIONS = ("tensorflow-cpu", "tensorflow", "tensorflow-intel", "tf-nightly-cpu", "tf-nightly")
@@ -55,12 +55,10 @@ def distribution() -> tuple[str, str]:
     return "tensorflow", "?"
 
 
-def _adapter_step(step, what: str):
-    return adapter_step(step, f"tensorflow adapter, {what}")
-
-
-class TensorFlowTarget(Target):
+class TensorFlowTarget(LargestOnlyTarget):
     name = "tensorflow"
+    adapter = "tensorflow adapter"
+    refuses = "tf.math.top_k has no CPU kernel for"
     # tf.math.top_k has `sorted`, the axis is moved, the direction is the adapter's exact key,
     # and it has every ONNX TopK-24 value type (bfloat16 included): judged as TopK-24.
     default_profile = "onnx:24"
@@ -68,11 +66,10 @@ class TensorFlowTarget(Target):
     native = True
     validates = True  # refuses K above the axis size and an axis out of range (accepts K=0)
     validates_tables = ()
-    support_fields = ("dtype", "op", "largest")
 
     def __init__(self):
+        super().__init__()
         self._functions: dict = {}
-        self._support: dict = {}
 
     def version(self) -> str:
         # Imports TensorFlow (seconds): a worker asks for the version as it starts, with time
@@ -109,7 +106,7 @@ class TensorFlowTarget(Target):
             self._functions[signature] = top_k
         return self._functions[signature]
 
-    def _call(self, key: np.ndarray, k: int, axis: int, sorted_: bool):
+    def top_k(self, key: np.ndarray, k: int, axis: int, sorted_: bool):
         """TensorFlow's own part: trace (once) and run the function; a refusal is Rejected."""
         function = self._function(dtypes.name_of(key.dtype), key.ndim, axis, sorted_)
         try:
@@ -117,39 +114,6 @@ class TensorFlowTarget(Target):
             return values.numpy(), indices.numpy()
         except Exception as exc:  # TensorFlow refused the call (K above the size, the axis)
             raise Rejected(f"tensorflow: {type(exc).__name__}: {exc}") from exc
-
-    def supports(self, case):
-        """Every value type has a tf.math.top_k kernel in TensorFlow 2.21 and an exact key.
-        Still probed once per (type, direction) with a tiny known-good call of the type that
-        reaches top_k (the key's type for the smallest form): a refusal is Rejected, a valid
-        descriptor rejected unless declared known."""
-        largest = selects_largest(case)
-        signature = (case.dtype, largest)
-        if signature not in self._support:
-            probe = np.arange(3).astype(dtypes.numpy_dtype(case.dtype))
-            key = probe if largest else _adapter_step(lambda: smallest_key(probe), "the smallest-K key")
-            try:
-                self._call(key, 1, 0, True)
-                self._support[signature] = None
-            except Rejected as exc:
-                first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-                self._support[signature] = (f"tf.math.top_k has no CPU kernel for {dtypes.name_of(key.dtype)}"
-                                            f"{'' if largest else f' (the smallest-K key of {case.dtype})'}: "
-                                            f"{first}")
-        if self._support[signature]:
-            raise Rejected(self._support[signature])
-        return None
-
-    def run(self, case, x):
-        x = np.ascontiguousarray(x)
-        largest = selects_largest(case)
-        sorted_ = bool(case.sorted) if case.family == "onnx" else True
-        key = x if largest else _adapter_step(lambda: smallest_key(x), "the smallest-K key")
-        values, indices = self._call(key, int(case.k), int(case.axis), sorted_)
-        if not largest:  # the input's own elements at the indices, not the key's
-            values = _adapter_step(lambda: np.take_along_axis(x, indices, axis=case.norm_axis),
-                                   "gathering the smallest values")
-        return values, indices
 
     def close(self):
         self._functions.clear()
