@@ -4,6 +4,7 @@ and counterexamples from reports as regression cases."""
 import filecmp
 import json
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -16,7 +17,8 @@ from topkspec.spec import Case
 
 HERE = os.path.dirname(__file__)
 PLANTED = os.path.join(HERE, "planted_bugs.py")
-REQUIRED = os.environ.get("TOPKSPEC_REQUIRE_DIRECTML") == "1"
+sys.path.insert(0, HERE)
+from directml_needed import need  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -173,17 +175,9 @@ def test_bad_corpus_options_are_bad_usage(tmp_path, capsys, args, message):
 
 
 def _directml():
-    """The directml target, or a skip (a failure under TOPKSPEC_REQUIRE_DIRECTML=1) saying why not."""
     from topkspec.targets.directml.target import DirectMLTarget
 
-    target = DirectMLTarget()
-    ok, why = target.available()
-    if not ok:
-        target.close()
-        if REQUIRED:
-            pytest.fail(f"TOPKSPEC_REQUIRE_DIRECTML=1 but the directml target is unavailable: {why}")
-        pytest.skip(f"the directml target is unavailable: {why}")
-    return target
+    return need(DirectMLTarget())
 
 
 def test_directml_replays_the_dml_cases_as_stored(corpus):

@@ -24,17 +24,8 @@ from topkspec.spec.observations import load as load_observations
 from topkspec.targets.directml.target import DirectMLTarget
 from topkspec.targets.listing import describe_target
 
-REQUIRED = os.environ.get("TOPKSPEC_REQUIRE_DIRECTML") == "1"
-
-
-def need(target):
-    ok, why = target.available()
-    if not ok:
-        target.close()
-        if REQUIRED:
-            pytest.fail(f"TOPKSPEC_REQUIRE_DIRECTML=1 but the directml target is unavailable: {why}")
-        pytest.skip(f"the directml target is unavailable: {why}")
-    return target
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from directml_needed import need  # noqa: E402
 
 
 @pytest.fixture(scope="module")
