@@ -6,12 +6,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from topkspec import reference_topk
 from topkspec.spec import dtypes
 from topkspec.spec import Case
 
 pytest.importorskip("jax")
 from topkspec.targets.jax_target import JaxTarget  # noqa: E402
+from target_checks import assert_exact  # noqa: E402
 
 SHAPE = (3, 8)
 
@@ -30,11 +30,6 @@ def adversarial(dtype: str):
     return hnp.arrays(dt, SHAPE, elements=elements)
 
 
-def bits(a):
-    a = np.ascontiguousarray(a)
-    return a.view(f"u{a.dtype.itemsize}")
-
-
 @pytest.fixture(scope="module")
 def jax_target():
     return JaxTarget()
@@ -47,12 +42,7 @@ def test_smallest_form_matches_reference_bit_for_bit(jax_target, dtype):
     def check(x, k, axis):
         k = min(k, x.shape[axis])
         case = Case("onnx:24", "TopK", dtype, x.shape, axis, k, largest=False, index_dtype="int64")
-        values, indices = jax_target.run(case, x)
-        want_values, want_indices = reference_topk(x, axis=axis, k=k, largest=False)
-        assert np.array_equal(indices, want_indices), \
-            f"{dtype} indices: expected {want_indices.tolist()}, got {indices.tolist()} for x={x.tolist()}"
-        assert np.array_equal(bits(values), bits(want_values)), \
-            f"{dtype} values: expected {want_values.tolist()}, got {values.tolist()}"
+        assert_exact(jax_target, case, x)
 
     check()
 

@@ -15,7 +15,6 @@ import pytest
 pytest.importorskip("ai_edge_litert.interpreter")
 pytest.importorskip("tensorflow")
 
-from topkspec import reference_topk  # noqa: E402
 from topkspec.fuzz import Failure, RunResult  # noqa: E402
 from topkspec.known import load_known  # noqa: E402
 from topkspec.properties import failures  # noqa: E402
@@ -24,6 +23,7 @@ from topkspec.report import write_report  # noqa: E402
 from topkspec.spec import Case, dtypes  # noqa: E402
 from topkspec.targets.base import Rejected  # noqa: E402
 from topkspec.targets.litert_target import LiteRtTarget  # noqa: E402
+from target_checks import assert_exact  # noqa: E402
 
 IMPORTS_TOPKSPEC = re.compile(r"^\s*(import|from) topkspec", re.MULTILINE)
 
@@ -35,22 +35,11 @@ def litert():
     target.close()
 
 
-def bits(a):
-    a = np.ascontiguousarray(a)
-    return a.view(f"u{a.dtype.itemsize}")
-
-
 def check(target, x, *, axis, k, largest, profile="onnx:11"):
     case = Case(profile, "TopK" if profile.startswith("onnx") else "TOP_K1", dtypes.name_of(x.dtype), x.shape,
                 axis, k, largest=largest, index_dtype="int64")
     assert target.supports(case) is None, f"{case.describe()} should be supported"
-    values, indices = target.run(case, x)
-    want_values, want_indices = reference_topk(x, axis=axis, k=k, largest=largest)
-    assert indices.dtype == np.int64, f"indices dtype: expected int64, got {indices.dtype}"
-    assert np.array_equal(indices, want_indices), \
-        f"{case.describe()} indices: expected {want_indices.tolist()}, got {indices.tolist()} for {x.tolist()}"
-    assert values.dtype == x.dtype and np.array_equal(bits(values), bits(want_values)), \
-        f"{case.describe()} values: expected {want_values.tolist()}, got {values.tolist()}"
+    assert_exact(target, case, x)
 
 
 @pytest.mark.parametrize("largest", [True, False])

@@ -22,6 +22,7 @@ import_paddle()  # through the adapter: other test modules may have loaded Tenso
 from topkspec.known import load_known  # noqa: E402
 from topkspec.targets.base import Rejected  # noqa: E402
 from topkspec.targets.paddle_target import PaddleTarget, to_paddle, to_numpy_values  # noqa: E402
+from target_checks import bits  # noqa: E402
 
 # Types paddle.topk has a CPU kernel for (PD_REGISTER_KERNEL in phi/kernels/cpu/top_k_kernel.cc).
 RUNS = ["float32", "float16", "float64", "int32", "int64"]
@@ -35,11 +36,6 @@ def paddle_target():
 
 def onnx_case(dtype, shape, axis, k, largest=True, sorted_=True):
     return Case("onnx:24", "TopK", dtype, shape, axis, k, largest=largest, sorted=sorted_, index_dtype="int64")
-
-
-def bits(a):
-    a = np.ascontiguousarray(a)
-    return a.view(f"u{a.dtype.itemsize}")
 
 
 def assert_exact(target, case, x):

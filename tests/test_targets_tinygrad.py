@@ -14,7 +14,6 @@ import pytest
 
 pytest.importorskip("tinygrad")
 
-from topkspec import reference_topk  # noqa: E402
 from topkspec.known import load_known  # noqa: E402
 from topkspec.properties import failures  # noqa: E402
 from topkspec.properties.failures import Violation  # noqa: E402
@@ -23,6 +22,7 @@ from topkspec.fuzz import Failure, RunResult  # noqa: E402
 from topkspec.spec import Case  # noqa: E402
 from topkspec.targets.base import Rejected  # noqa: E402
 from topkspec.targets.tinygrad_target import TinygradTarget, compiler_version  # noqa: E402
+from target_checks import assert_exact as check_exact  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -33,20 +33,6 @@ def target():
         pytest.skip(reason)
     yield made
     made.close()
-
-
-def bits(a):
-    a = np.ascontiguousarray(a)
-    return a.view(f"u{a.dtype.itemsize}")
-
-
-def check_exact(target, case, x):
-    values, indices = target.run(case, x)
-    want_values, want_indices = reference_topk(x, axis=case.axis, k=case.k, largest=case.largest)
-    assert indices.dtype == np.dtype(case.index_dtype), f"indices come back as {indices.dtype}"
-    assert np.array_equal(indices, want_indices), f"indices: expected {want_indices.tolist()}, got {indices.tolist()}"
-    assert values.dtype == x.dtype and np.array_equal(bits(values), bits(want_values)), \
-        f"values: expected {want_values.tolist()}, got {values.tolist()}"
 
 
 TIES = np.array([[3, 1, 3, 2, 1], [0, 0, 5, 5, 0], [7, 7, 7, 7, 7]])
