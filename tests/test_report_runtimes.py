@@ -9,22 +9,11 @@ import numpy as np
 import pytest
 
 from topkspec.properties import failures
-from topkspec.properties.failures import Violation
-from topkspec.report import write_report
-from topkspec.fuzz import Failure, RunConfig, RunResult, run_fuzz
+from topkspec.fuzz import RunConfig, run_fuzz
 from topkspec.spec import Case
+from target_checks import recorded_report as report_for  # noqa: E402
 
 IMPORTS_TOPKSPEC = re.compile(r"^\s*(import|from) topkspec", re.MULTILINE)
-
-
-def report_for(tmp_path, target, case, x, *, rule="out.exact", failure_class=failures.WRONG_RESULT,
-               outputs=None, calls=None, name="r"):
-    violation = Violation(rule, f"{rule}: recorded", failure_class=failure_class, expected="e", actual="a")
-    failure = Failure(target=target, group="valid", violation=violation, case=case, x=x,
-                      calls=calls or [(case, x)], outputs=outputs or [None] * len(calls or [1]))
-    result = RunResult(target=target, version="test", profile=case.profile, settings="ci", seed=0,
-                       max_examples=10)
-    return write_report(failure, result, str(tmp_path / name), target_spec=target)
 
 
 def run(folder, name="repro.py"):

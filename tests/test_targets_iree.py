@@ -15,16 +15,13 @@ import pytest
 pytest.importorskip("iree.compiler")
 pytest.importorskip("iree.runtime")
 
-from topkspec.fuzz import Failure, RunResult  # noqa: E402
 from topkspec.known import load_known  # noqa: E402
 from topkspec.properties import failures  # noqa: E402
-from topkspec.properties.failures import Violation  # noqa: E402
-from topkspec.report import write_report  # noqa: E402
 from topkspec.spec import Case  # noqa: E402
 from topkspec.spec import dtypes  # noqa: E402
 from topkspec.targets import Rejected  # noqa: E402
 from topkspec.targets.iree_target import IreeTarget  # noqa: E402
-from target_checks import assert_exact  # noqa: E402
+from target_checks import assert_exact, recorded_report, standalone_repro  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -103,23 +100,13 @@ def test_topk_10_is_unsupported_with_iree_s_reason(target):
     assert isinstance(reason, str) and "TopK-10" in reason and "onnx.TopK" in reason, reason
 
 
-IMPORTS_TOPKSPEC = re.compile(r"^\s*(import|from) topkspec", re.MULTILINE)
-
 
 def repro_of(tmp_path, case, x, name):
-    violation = Violation("out.exact", "out.exact: recorded", failure_class=failures.WRONG_RESULT,
-                          expected="e", actual="a")
-    failure = Failure(target="iree", group="valid", violation=violation, case=case, x=x, calls=[(case, x)],
-                      outputs=[None])
-    result = RunResult(target="iree", version="test", profile=case.profile, settings="ci", seed=0,
-                       max_examples=10)
-    folder = write_report(failure, result, str(tmp_path / name), target_spec="iree")
-    path = os.path.join(folder, "repro.py")
-    source = open(path).read()
-    assert not IMPORTS_TOPKSPEC.search(source), source
-    assert len(source.splitlines()) < 60, f"repro.py has {len(source.splitlines())} lines"
+    folder = recorded_report(tmp_path, "iree", case, x, name=name)
+    source = standalone_repro(folder)
     assert "iree.compiler.compile_str(" in source and "onnx_importer" in source, source
-    return subprocess.run([sys.executable, path], capture_output=True, text=True, timeout=300)
+    return subprocess.run([sys.executable, os.path.join(folder, "repro.py")], capture_output=True, text=True,
+                          timeout=300)
 
 
 def test_repro_runs_and_reproduces_the_unsigned_comparison(tmp_path):

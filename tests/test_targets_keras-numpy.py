@@ -4,7 +4,6 @@ non-last axis and unsorted; Keras's refusals as Rejected; each deviation of its 
 two it has that nobody reported (K above the axis size and K = 0 accepted); and repro.py
 programs in Keras's own API, each run in a fresh interpreter with KERAS_BACKEND=numpy."""
 import os
-import re
 import subprocess
 import sys
 
@@ -21,16 +20,12 @@ except ImportError:
 pytest.importorskip("keras")
 
 from topkspec import reference_topk  # noqa: E402
-from topkspec.fuzz import Failure, RunResult  # noqa: E402
 from topkspec.known import load_known, version_in  # noqa: E402
-from topkspec.properties import failures  # noqa: E402
-from topkspec.properties.failures import Violation  # noqa: E402
 from topkspec.properties.combined import result_violations  # noqa: E402
-from topkspec.report import write_report  # noqa: E402
 from topkspec.spec import Case, dtypes  # noqa: E402
 from topkspec.targets.base import Rejected  # noqa: E402
 from topkspec.targets.keras_target import KerasNumpyTarget  # noqa: E402
-from target_checks import assert_exact, bits  # noqa: E402
+from target_checks import assert_exact, bits, recorded_report, standalone_repro  # noqa: E402
 
 BF16 = ml_dtypes.bfloat16
 
@@ -176,16 +171,9 @@ def test_known_bfloat16_nan_leaves_the_numbers_unsorted(target):
 # -- repro.py ---------------------------------------------------------------------------------
 
 def report(tmp_path, case, x, name, rule="out.exact"):
-    violation = Violation(rule, f"{rule}: recorded", failure_class=failures.WRONG_RESULT, expected="e", actual="a")
-    failure = Failure(target="keras-numpy", group="valid", violation=violation, case=case, x=x,
-                      calls=[(case, x)], outputs=[None])
-    result = RunResult(target="keras-numpy", version="test", profile=case.profile, settings="ci", seed=0,
-                       max_examples=10)
-    folder = write_report(failure, result, str(tmp_path / name), target_spec="keras-numpy")
-    source = open(os.path.join(folder, "repro.py")).read()
-    assert not re.search(r"^\s*(import|from) topkspec", source, re.MULTILINE), source
+    folder = recorded_report(tmp_path, "keras-numpy", case, x, rule=rule, name=name)
+    source = standalone_repro(folder)
     assert "ops.top_k(" in source and 'os.environ["KERAS_BACKEND"] = "numpy"' in source, source
-    assert len(source.splitlines()) < 60, source
     return folder, source
 
 

@@ -4,7 +4,6 @@ smallest K through the adapter's order-reversing key), on a non-last axis, with 
 signed zeros; the runtime's refusals raised as Rejected; every known deviation real; and a
 repro program that runs."""
 import os
-import re
 import runpy
 import subprocess
 import sys
@@ -15,17 +14,12 @@ import pytest
 pytest.importorskip("ai_edge_litert.interpreter")
 pytest.importorskip("tensorflow")
 
-from topkspec.fuzz import Failure, RunResult  # noqa: E402
 from topkspec.known import load_known  # noqa: E402
 from topkspec.properties import failures  # noqa: E402
-from topkspec.properties.failures import Violation  # noqa: E402
-from topkspec.report import write_report  # noqa: E402
 from topkspec.spec import Case, dtypes  # noqa: E402
 from topkspec.targets.base import Rejected  # noqa: E402
 from topkspec.targets.litert_target import LiteRtTarget  # noqa: E402
-from target_checks import assert_exact  # noqa: E402
-
-IMPORTS_TOPKSPEC = re.compile(r"^\s*(import|from) topkspec", re.MULTILINE)
+from target_checks import assert_exact, recorded_report, standalone_repro  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -92,16 +86,10 @@ def test_every_known_deviation_is_real(litert, entry):
 
 def test_the_repro_reproduces_k_zero_and_passes_where_litert_is_right(tmp_path, capsys):
     def report(case, x, rule, failure_class, name):
-        violation = Violation(rule, f"{rule}: recorded", failure_class=failure_class, expected="e", actual="a")
-        failure = Failure(target="litert", group="valid", violation=violation, case=case, x=x,
-                          calls=[(case, x)], outputs=[None])
-        result = RunResult(target="litert", version="test", profile=case.profile, settings="ci", seed=0,
-                           max_examples=10)
-        path = os.path.join(write_report(failure, result, str(tmp_path / name), target_spec="litert"), "repro.py")
-        source = open(path).read()
-        assert not IMPORTS_TOPKSPEC.search(source) and len(source.splitlines()) < 60, source
+        folder = recorded_report(tmp_path, "litert", case, x, rule=rule, failure_class=failure_class, name=name)
+        source = standalone_repro(folder)
         assert "TFLiteConverter" in source and "Interpreter(" in source, source
-        return path
+        return os.path.join(folder, "repro.py")
 
     # standalone, in a fresh interpreter: LiteRT accepts K = 0, so the program exits 1
     k_zero = report(Case("dml:5.0", "TOP_K", "float32", (3,), 0, 0, index_dtype="int64"),

@@ -2,7 +2,6 @@
 MindSpore is right, its refusals as Rejected, the shipped known list, the deviations found
 (so a fix shows up here), and repro programs that run in MindSpore's own API."""
 import os
-import re
 import subprocess
 import sys
 
@@ -17,11 +16,9 @@ except ImportError as exc:  # not installed, or its libraries clash with one alr
 from topkspec import reference_topk  # noqa: E402
 from topkspec.known import load_known  # noqa: E402
 from topkspec.properties import failures  # noqa: E402
-from topkspec.properties.failures import Violation  # noqa: E402
 from topkspec.spec import Case, dtypes  # noqa: E402
 from topkspec.targets import Rejected, get_target  # noqa: E402
-
-IMPORTS_TOPKSPEC = re.compile(r"^\s*(import|from) topkspec", re.MULTILINE)
+from target_checks import recorded_report, standalone_repro  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -146,23 +143,12 @@ def test_found_ties_out_of_index_order_at_or_below_half_the_axis(target):
 # -- repro programs -------------------------------------------------------------------------------------
 
 def report_for(tmp_path, c, x, *, rule="out.exact", failure_class=failures.WRONG_RESULT, name="r"):
-    from topkspec.fuzz import Failure, RunResult
-    from topkspec.report import write_report
-
-    violation = Violation(rule, f"{rule}: recorded", failure_class=failure_class, expected="e", actual="a")
-    failure = Failure(target="mindspore", group="valid", violation=violation, case=c, x=x, calls=[(c, x)],
-                      outputs=[None])
-    result = RunResult(target="mindspore", version="test", profile=c.profile, settings="ci", seed=0,
-                       max_examples=10)
-    return write_report(failure, result, str(tmp_path / name), target_spec="mindspore")
+    return recorded_report(tmp_path, "mindspore", c, x, rule=rule, failure_class=failure_class, name=name)
 
 
 def start_repro(folder):
     path = os.path.join(folder, "repro.py")
-    source = open(path).read()
-    assert not IMPORTS_TOPKSPEC.search(source), source
-    assert len(source.splitlines()) < 60, f"repro.py has {len(source.splitlines())} lines"
-    assert "ms.ops.topk(" in source, "repro.py calls mindspore.ops.topk"
+    assert "ms.ops.topk(" in standalone_repro(folder), "repro.py calls mindspore.ops.topk"
     return subprocess.Popen([sys.executable, path], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 

@@ -2,7 +2,6 @@
 refusals as Rejected, each deviation its known list declares shown to be real, and repro.py
 programs that run in Paddle's own API."""
 import os
-import re
 import subprocess
 import sys
 
@@ -22,7 +21,7 @@ import_paddle()  # through the adapter: other test modules may have loaded Tenso
 from topkspec.known import load_known  # noqa: E402
 from topkspec.targets.base import Rejected  # noqa: E402
 from topkspec.targets.paddle_target import PaddleTarget, to_paddle, to_numpy_values  # noqa: E402
-from target_checks import bits  # noqa: E402
+from target_checks import bits, recorded_report, standalone_repro  # noqa: E402
 
 # Types paddle.topk has a CPU kernel for (PD_REGISTER_KERNEL in phi/kernels/cpu/top_k_kernel.cc).
 RUNS = ["float32", "float16", "float64", "int32", "int64"]
@@ -164,21 +163,9 @@ def test_every_known_entry_is_exercised_here():
 # -- repro.py ------------------------------------------------------------------------------------
 
 def write_repro(tmp_path, case, x, *, rule="out.exact", failure_class=None, calls=None, name="r"):
-    from topkspec.fuzz import Failure, RunResult
-    from topkspec.properties import failures
-    from topkspec.properties.failures import Violation
-    from topkspec.report import write_report
-
-    violation = Violation(rule, f"{rule}: recorded", failure_class=failure_class or failures.WRONG_RESULT,
-                          expected="e", actual="a")
-    failure = Failure(target="paddle", group="valid", violation=violation, case=case, x=x,
-                      calls=calls or [(case, x)], outputs=[None] * len(calls or [1]))
-    result = RunResult(target="paddle", version="test", profile=case.profile, settings="ci", seed=0,
-                       max_examples=10)
-    folder = write_report(failure, result, str(tmp_path / name), target_spec="paddle")
-    source = open(os.path.join(folder, "repro.py")).read()
-    assert not re.search(r"^\s*(import|from) topkspec", source, re.MULTILINE), source
-    assert "paddle.topk(" in source and len(source.splitlines()) < 60, source
+    folder = recorded_report(tmp_path, "paddle", case, x, rule=rule, failure_class=failure_class, calls=calls,
+                             name=name)
+    assert "paddle.topk(" in standalone_repro(folder)
     return subprocess.run([sys.executable, os.path.join(folder, "repro.py")], capture_output=True, text=True,
                           timeout=120)
 

@@ -3,7 +3,6 @@ directions (the smallest form through the adapter's integer key), on a non-last 
 ties; TensorFlow's refusals as Rejected; each deviation of its known list; and repro.py
 programs in TensorFlow's own API."""
 import os
-import re
 import runpy
 import subprocess
 import sys
@@ -14,15 +13,11 @@ import pytest
 
 pytest.importorskip("tensorflow")
 
-from topkspec.fuzz import Failure, RunResult  # noqa: E402
 from topkspec.known import load_known  # noqa: E402
-from topkspec.properties import failures  # noqa: E402
-from topkspec.properties.failures import Violation  # noqa: E402
-from topkspec.report import write_report  # noqa: E402
 from topkspec.spec import Case, dtypes  # noqa: E402
 from topkspec.targets.base import Rejected  # noqa: E402
 from topkspec.targets.tensorflow_target import TensorFlowTarget  # noqa: E402
-from target_checks import assert_exact as check  # noqa: E402
+from target_checks import assert_exact as check, recorded_report, standalone_repro  # noqa: E402
 
 TINY = {"float32": 1.401298464324817e-45, "float64": 5e-324, "bfloat16": 9.2e-41, "float16": 6e-08}
 
@@ -150,15 +145,9 @@ def test_k1_with_nan_returns_the_largest_non_nan_or_a_nan(tf_target):
 # -- repro.py ---------------------------------------------------------------------------------
 
 def report(tmp_path, case, x, name, rule="out.exact"):
-    violation = Violation(rule, f"{rule}: recorded", failure_class=failures.WRONG_RESULT, expected="e", actual="a")
-    failure = Failure(target="tensorflow", group="valid", violation=violation, case=case, x=x,
-                      calls=[(case, x)], outputs=[None])
-    result = RunResult(target="tensorflow", version="test", profile=case.profile, settings="ci", seed=0,
-                       max_examples=10)
-    folder = write_report(failure, result, str(tmp_path / name), target_spec="tensorflow")
-    source = open(os.path.join(folder, "repro.py")).read()
-    assert not re.search(r"^\s*(import|from) topkspec", source, re.MULTILINE), source
-    assert "tf.math.top_k(" in source and len(source.splitlines()) < 60, source
+    folder = recorded_report(tmp_path, "tensorflow", case, x, rule=rule, name=name)
+    source = standalone_repro(folder)
+    assert "tf.math.top_k(" in source, source
     return folder, source
 
 

@@ -16,13 +16,10 @@ pytest.importorskip("tinygrad")
 
 from topkspec.known import load_known  # noqa: E402
 from topkspec.properties import failures  # noqa: E402
-from topkspec.properties.failures import Violation  # noqa: E402
-from topkspec.report import write_report  # noqa: E402
-from topkspec.fuzz import Failure, RunResult  # noqa: E402
 from topkspec.spec import Case  # noqa: E402
 from topkspec.targets.base import Rejected  # noqa: E402
 from topkspec.targets.tinygrad_target import TinygradTarget, compiler_version  # noqa: E402
-from target_checks import assert_exact as check_exact  # noqa: E402
+from target_checks import assert_exact as check_exact, recorded_report, standalone_repro  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -101,18 +98,10 @@ def test_values_are_the_inputs_own_zeros(target):
 
 
 def write_repro(tmp_path, case, x, *, rule, failure_class, name):
-    violation = Violation(rule, f"{rule}: recorded", failure_class=failure_class, expected="e", actual="a")
-    failure = Failure(target="tinygrad", group="valid", violation=violation, case=case, x=x, calls=[(case, x)],
-                      outputs=[None])
-    result = RunResult(target="tinygrad", version="test", profile=case.profile, settings="ci", seed=0,
-                       max_examples=10)
-    folder = write_report(failure, result, str(tmp_path / name), target_spec="tinygrad")
-    path = os.path.join(folder, "repro.py")
-    source = open(path).read()
-    assert not re.search(r"^\s*(import|from) topkspec", source, re.MULTILINE), source
-    assert len(source.splitlines()) < 60, f"repro.py has {len(source.splitlines())} lines"
+    folder = recorded_report(tmp_path, "tinygrad", case, x, rule=rule, failure_class=failure_class, name=name)
+    source = standalone_repro(folder)
     assert ".topk(k, dim=axis, largest=" in source, source
-    return path
+    return os.path.join(folder, "repro.py")
 
 
 def test_repro_exits_1_on_the_signed_zero_bug_and_0_where_tinygrad_is_right(target, tmp_path):

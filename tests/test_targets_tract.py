@@ -5,7 +5,6 @@ process), and repro programs in tract's own API that run.
 Nothing here hands tract a sequence holding NaN in this process: a long one aborts it (the
 repro tests below show that bug in a child process)."""
 import os
-import re
 import subprocess
 import sys
 
@@ -14,14 +13,12 @@ import pytest
 
 pytest.importorskip("tract")
 from topkspec import reference_topk  # noqa: E402
-from topkspec.fuzz import Failure, RunResult  # noqa: E402
 from topkspec.known import load_known  # noqa: E402
 from topkspec.properties import failures  # noqa: E402
-from topkspec.properties.failures import Violation  # noqa: E402
-from topkspec.report import write_report  # noqa: E402
 from topkspec.spec import Case, dtypes  # noqa: E402
 from topkspec.targets.base import Rejected  # noqa: E402
 from topkspec.targets.tract_target import TractTarget  # noqa: E402
+from target_checks import recorded_report, standalone_repro  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -137,21 +134,11 @@ def test_every_known_entry_is_real(target):
 
 # -- repro programs ------------------------------------------------------------------------------
 
-IMPORTS_TOPKSPEC = re.compile(r"^\s*(import|from) topkspec", re.MULTILINE)
-
 
 def repro(tmp_path, case, x, *, rule="out.exact", failure_class=failures.WRONG_RESULT, name="r"):
     """Writes the report of a recorded failure and runs its repro.py: (exit code, output, source)."""
-    violation = Violation(rule, f"{rule}: recorded", failure_class=failure_class, expected="e", actual="a")
-    failure = Failure(target="tract", group="valid", violation=violation, case=case, x=x, calls=[(case, x)],
-                      outputs=[None])
-    result = RunResult(target="tract", version="test", profile=case.profile, settings="ci", seed=0,
-                       max_examples=10)
-    folder = write_report(failure, result, str(tmp_path / name), target_spec="tract")
-    with open(os.path.join(folder, "repro.py")) as handle:
-        source = handle.read()
-    assert not IMPORTS_TOPKSPEC.search(source), source
-    assert len(source.splitlines()) < 60, f"repro.py has {len(source.splitlines())} lines"
+    folder = recorded_report(tmp_path, "tract", case, x, rule=rule, failure_class=failure_class, name=name)
+    source = standalone_repro(folder)
     done = subprocess.run([sys.executable, os.path.join(folder, "repro.py")], capture_output=True, text=True,
                           timeout=120, env={**os.environ, "RUST_BACKTRACE": "0"})
     return done.returncode, done.stdout + done.stderr, source
