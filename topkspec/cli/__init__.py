@@ -13,6 +13,7 @@ import os
 import sys
 
 from topkspec.errors import UsageError
+from topkspec.targets.base import first_line
 from topkspec.targets.isolation import DEFAULT_TIMEOUT, TargetCrashed, TargetHung
 
 
@@ -265,8 +266,7 @@ def main(argv=None) -> int:
             return 2
         return commands[args.command](args)
     except (UsageError, TargetCrashed, TargetHung) as exc:  # bad usage, or a target that cannot start
-        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        print(f"topkspec: error: {message}", file=sys.stderr)
+        print(f"topkspec: error: {first_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("topkspec: interrupted", file=sys.stderr)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from topkspec.fuzz.config import RunError
 from topkspec.targets.isolation import IsolatedTarget, TargetCrashed, TargetHung
-from topkspec.targets.base import Target, availability
+from topkspec.targets.base import Target, availability, first_line
 from topkspec.targets.registry import get_target
 
 
@@ -58,7 +58,7 @@ def resolve_target(spec, *, isolate: bool | None, timeout: float, notes: list | 
     except Exception as exc:
         if not auto:
             raise RunError(f"target {target.name} cannot run in a worker process: {type(exc).__name__}: "
-                           f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''}") from None
+                           f"{first_line(exc, empty='')}") from None
         if notes is not None:
             notes.append(f"{target.name} runs in this process, not isolated: it cannot be sent to a worker "
                          f"process ({type(exc).__name__}); name it by import string to isolate it")

@@ -35,11 +35,13 @@ def describe_error(exc: BaseException) -> str:
     return text
 
 
-def first_line(exc: BaseException) -> str:
-    """The first line of an exception's message (its type's name when it has none): runtimes'
-    messages run to pages of compiler output or stack traces."""
+def first_line(exc: BaseException, empty: str | None = None) -> str:
+    """The first line of an exception's message (runtimes' messages run to pages of compiler
+    output or stack traces); when it has none, `empty`, else its type's name."""
     text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+    if text:
+        return text.splitlines()[0]
+    return type(exc).__name__ if empty is None else empty
 
 
 class Target:

@@ -208,7 +208,7 @@ class IsolatedTarget(Target):
         start is stopped, and raises TargetCrashed, TargetHung or TargetError (the spec names
         nothing the worker can build)."""
         status, payload = self._answer_or_stop(
-            START_TIMEOUT, crashed=f"worker for {self.spec!r} {{status}} while starting",
+            START_TIMEOUT, crashed=lambda status: f"worker for {self.spec!r} {status} while starting",
             hung=f"worker for {self.spec!r} did not start within {START_TIMEOUT:.0f}s")
         if status != "ok":
             self._stop(kill=True)
@@ -278,18 +278,18 @@ class IsolatedTarget(Target):
     def _receive(self) -> tuple:
         """The worker's (status, payload); a worker that dies or does not answer in time is
         stopped (nothing is pending then) and raises TargetCrashed or TargetHung."""
-        return self._answer_or_stop(self.timeout, crashed=f"{self.name}: worker process {{status}}",
+        return self._answer_or_stop(self.timeout, crashed=lambda status: f"{self.name}: worker process {status}",
                                     hung=f"{self.name}: no answer within {self.timeout:g}s; worker killed")
 
-    def _answer_or_stop(self, timeout: float, *, crashed: str, hung: str) -> tuple:
-        """The worker's reply within `timeout`; a worker that dies (TargetCrashed, `crashed`
-        with its exit status filled in) or does not answer (TargetHung, `hung`) is stopped."""
+    def _answer_or_stop(self, timeout: float, *, crashed, hung: str) -> tuple:
+        """The worker's reply within `timeout`; a worker that dies (TargetCrashed with the
+        message `crashed(exit status)`) or does not answer (TargetHung, `hung`) is stopped."""
         try:
             reply = self._answer(timeout)
         except EOFError:
             status = self._exit_status()
             self._stop(kill=True)
-            raise TargetCrashed(crashed.replace("{status}", status)) from None
+            raise TargetCrashed(crashed(status)) from None
         if reply is None:
             self._stop(kill=True)
             raise TargetHung(hung)

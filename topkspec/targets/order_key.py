@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from topkspec.spec import dtypes
-from topkspec.targets.base import AdapterError, Rejected, Target, describe_error, selects_largest
+from topkspec.targets.base import AdapterError, Rejected, Target, describe_error, first_line, selects_largest
 
 
 def smallest_key(x: np.ndarray) -> np.ndarray:
@@ -102,7 +102,7 @@ class LargestOnlyTarget(Target):
                 self.top_k(key, 1, 0, True)
                 self._support[signature] = None
             except Rejected as exc:
-                first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+                first = first_line(exc, empty="")
                 self._support[signature] = (f"{self.refuses} {dtypes.name_of(key.dtype)}"
                                             f"{'' if largest else f' (the smallest-K key of {case.dtype})'}: "
                                             f"{first}")

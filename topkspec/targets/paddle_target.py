@@ -24,7 +24,7 @@ import os
 import numpy as np
 
 from topkspec.spec import dtypes
-from topkspec.targets.base import Rejected, Target, selects_largest
+from topkspec.targets.base import Rejected, Target, first_line, selects_largest
 from topkspec.targets.repro import ReproWriter, RuntimeStack, register_repro_writer, versions
 
 # paddle's Tensor.view(dtype) target for the types that travel as another type's bits.
@@ -117,7 +117,7 @@ class PaddleTarget(Target):
                 paddle.topk(probe, 1, axis=0)
                 self._support[case.dtype] = None
             except Exception as exc:
-                first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+                first = first_line(exc, empty="")
                 self._support[case.dtype] = (f"paddle.topk on the CPU has no kernel for {case.dtype}: "
                                              f"{type(exc).__name__}: {first}")
         if self._support[case.dtype]:

@@ -141,7 +141,8 @@ class TinygradTarget(Target):
 
             Device[device]  # opening the device compiles its helper programs
         except Exception as exc:
-            return False, f"tinygrad's {device} device does not open here: {type(exc).__name__}: {first_line(exc)}"
+            return False, (f"tinygrad's {device} device does not open here: {type(exc).__name__}: "
+                           f"{first_line(exc, empty='')}")
         return True, ""
 
     def supports(self, case):
@@ -166,7 +167,7 @@ class TinygradTarget(Target):
                 self._support[key] = None
             except Exception as exc:
                 self._support[key] = (f"tinygrad Tensor.topk on {device_label()} cannot run {case.dtype}: "
-                                      f"{type(exc).__name__}: {first_line(exc)}")
+                                      f"{type(exc).__name__}: {first_line(exc, empty='')}")
         if self._support[key]:
             raise Rejected(self._support[key])
         return None
@@ -178,7 +179,7 @@ class TinygradTarget(Target):
                                           sorted_=True)
             values, indices = from_tinygrad(values, case.dtype), indices.numpy()
         except Exception as exc:  # tinygrad refused the call (K above the size, an axis out of range)
-            raise Rejected(f"tinygrad: {type(exc).__name__}: {first_line(exc)}") from exc
+            raise Rejected(f"tinygrad: {type(exc).__name__}: {first_line(exc, empty='')}") from exc
         return values, as_index_type(indices, case.index_dtype)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from topkspec.spec import dtypes
-from topkspec.targets.base import Rejected, Target, selects_largest
+from topkspec.targets.base import Rejected, Target, first_line, selects_largest
 from topkspec.targets.repro import ReproWriter, RuntimeStack, register_repro_writer, versions
 
 
@@ -72,7 +72,7 @@ class TorchTarget(Target):
                 torch.topk(probe, 1)
                 self._support[case.dtype] = None
             except Exception as exc:
-                first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+                first = first_line(exc, empty="")
                 self._support[case.dtype] = (f"torch.topk on {self.device} has no kernel for "
                                              f"{case.dtype}: {type(exc).__name__}: {first}")
         if self._support[case.dtype]:
