@@ -20,6 +20,7 @@ import numpy as np
 
 from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target, selects_largest
+from topkspec.targets.order_key import adapter_step
 from topkspec.targets.repro import ReproWriter, RuntimeStack, register_repro_writer, versions
 
 
@@ -85,12 +86,7 @@ def jax_topk(x, *, k: int, axis: int, largest: bool):
 
 
 def _adapter_step(step, what: str):
-    from topkspec.targets.base import AdapterError, describe_error
-
-    try:
-        return step()
-    except Exception as exc:
-        raise AdapterError(f"jax adapter, {what}: {describe_error(exc)}") from exc
+    return adapter_step(step, f"jax adapter, {what}")
 
 
 class JaxTarget(Target):
