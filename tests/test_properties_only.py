@@ -16,13 +16,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import find, given, settings, strategies as st
 
 sys.path.insert(0, str(Path(__file__).parent))
 import planted_bugs as bugs  # noqa: E402
-from test_properties_planted import FIND_SETTINGS, _ci, _topk_path_bug, _unsorted, direct_run  # noqa: E402
-
-from hypothesis import find  # noqa: E402
+from test_properties_planted import FIND_SETTINGS, _ci, _raises, _topk_path_bug, _unsorted, direct_run  # noqa: E402
 
 from topkspec import spec  # noqa: E402
 from topkspec.properties import CATALOGUE, check_nan_policy_free, check_rejects_invalid  # noqa: E402
@@ -140,14 +138,6 @@ def test_accepting_an_invalid_k_is_caught_only_by_rejects_invalid():
     invalid = find(invalid_descriptors("dml:5.0", "dml.k.max"),
                    lambda draw: _raises(check_rejects_invalid, draw, direct_run(fn)), settings=FIND_SETTINGS)
     assert invalid.case.k > invalid.case.axis_size
-
-
-def _raises(check, *args) -> bool:
-    try:
-        check(*args)
-    except Violation:
-        return True
-    return False
 
 
 # -- the reasons ---------------------------------------------------------------------------------
