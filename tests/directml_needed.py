@@ -1,10 +1,15 @@
-"""The directml target for a test, or a skip saying why it cannot run here; with
-TOPKSPEC_REQUIRE_DIRECTML=1 (CI sets it) a failure instead, so a broken setup cannot pass."""
+"""The directml target for a test, or a skip saying why it cannot run here; when directml is
+required (required_targets: CI names it in TOPKSPEC_REQUIRE_TARGETS) a failure instead, so a
+broken setup cannot pass."""
 import os
+import sys
 
 import pytest
 
-REQUIRED = os.environ.get("TOPKSPEC_REQUIRE_DIRECTML") == "1"
+sys.path.insert(0, os.path.dirname(__file__))
+import required_targets  # noqa: E402
+
+REQUIRED = "directml" in required_targets.required()
 
 
 def need(target):
@@ -13,6 +18,6 @@ def need(target):
     if not ok:
         target.close()
         if REQUIRED:
-            pytest.fail(f"TOPKSPEC_REQUIRE_DIRECTML=1 but the directml target is unavailable: {why}")
+            pytest.fail(f"the directml target is required here ({required_targets.VARIABLE}) but unavailable: {why}")
         pytest.skip(f"the directml target is unavailable: {why}")
     return target

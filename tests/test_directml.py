@@ -1,8 +1,8 @@
 """The directml target against DirectML.dll itself, through the worker.
 
 These tests need the target set up (`topkspec directml setup`). Without it they are skipped
-with the exact reason; with TOPKSPEC_REQUIRE_DIRECTML=1 (CI sets it) they fail instead, so a
-CI run cannot pass without ever reaching DirectML."""
+with the exact reason; where directml is required (TOPKSPEC_REQUIRE_TARGETS names it, as CI does)
+they fail instead, so a CI run cannot pass without ever reaching DirectML."""
 import json
 import os
 import subprocess

@@ -1,5 +1,6 @@
-"""The findings register (findings/): every finding has its report, case and repro, and every
-finding marked new still reproduces where its runtime runs (else the register must say it was
+"""The findings register (findings/): every finding has its report, case and repro, names the
+contract it breaks, and every finding marked new (or a duplicate of one) still reproduces where
+its runtime runs, printing the wrong result it observed (else the register must say it was
 fixed)."""
 import os
 import re
@@ -8,15 +9,36 @@ import sys
 
 import pytest
 
+sys.path.insert(0, os.path.dirname(__file__))
+import required_targets  # noqa: E402
+
 ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "findings")
-REQUIRED = {"DirectML": os.environ.get("TOPKSPEC_REQUIRE_DIRECTML") == "1"}
 ROW = re.compile(r"^\| \[(?P<folder>[^\]]+)\]\([^)]+\) \| (?P<runtime>[^|]+) \| (?P<version>[^|]+) \| "
-                 r"`(?P<rule>[^`]+)` \| (?P<status>[^|]+) \|$")
+                 r"`(?P<rule>[^`]+)` \| (?P<contract>[^|]+) \| (?P<status>[^|]+) \|$")
+STATUSES = ("new", "known upstream: https://", "fixed in ", "duplicate of ", "withdrawn: ")
+# A contract is a link to the text broken (the runtime's documentation, or ONNX's or DirectML's
+# for a runtime that implements them) or plain correctness, which needs no text.
+LINK = re.compile(r"^\[(?P<label>[^\]]+)\]\((?P<url>https://[^)\s]+)\)$")
+CORRECTNESS = ("a crash", "a value not in the input", "a value not among the K largest",
+               "a value not among the K smallest")
+IMPLEMENTERS = {"ONNX": ("tract", "IREE", "ONNX Runtime", "OpenVINO"), "DirectML": ("DirectML",)}
+TARGET_OF_RUNTIME = {"DirectML": "directml", "tract": "tract", "IREE": "iree", "MindSpore": "mindspore",
+                     "TensorFlow": "tensorflow", "Keras (numpy backend)": "keras-numpy", "tinygrad": "tinygrad"}
+# The line on which a repro shows the wrong result it saw; a repro that replays a corpus case
+# through the DirectML worker shows it as the replay's verdict line.
+OBSERVED = re.compile(r"^(observed: |NOT AS STORED )\S", re.M)
+TRACEBACK = "Traceback (most recent call last)"
 
 
 def findings():
     with open(os.path.join(ROOT, "README.md")) as handle:
-        return [m.groupdict() for m in map(ROW.match, handle.read().splitlines()) if m]
+        return [{k: v.strip() for k, v in m.groupdict().items()}
+                for m in map(ROW.match, handle.read().splitlines()) if m]
+
+
+def report(finding) -> str:
+    with open(os.path.join(ROOT, finding["folder"], "report.md")) as handle:
+        return handle.read()
 
 
 def test_the_register_lists_every_folder_and_each_has_its_report_and_repro():
@@ -30,20 +52,101 @@ def test_the_register_lists_every_folder_and_each_has_its_report_and_repro():
         for name in ("report.md", "repro.py"):
             assert os.path.isfile(os.path.join(folder, name)), f"{finding['folder']} has no {name}"
         assert finding["rule"] in spec.RULES, finding
-        status = finding["status"].strip()
-        assert status.startswith(("new", "known upstream: https://", "fixed in ")), status
+        assert finding["status"].startswith(STATUSES), finding["status"]
+        assert finding["runtime"] in TARGET_OF_RUNTIME, f"which target runs {finding['runtime']}?"
 
 
-@pytest.mark.parametrize("finding", [f for f in findings() if f["status"].startswith("new")],
+def contract_parts(finding):
+    return [part.strip() for part in finding["contract"].split(";")]
+
+
+def contract_problems(finding, text) -> list[str]:
+    """What is wrong with a finding's contract cell, given its report's text."""
+    problems, labels = [], []
+    for part in contract_parts(finding):
+        link = LINK.match(part)
+        if link:
+            labels.append(link["label"])
+            if link["url"] not in text:
+                problems.append(f"the report does not cite {link['url']}")
+        elif part.startswith("correctness: ") and part[len("correctness: "):] in CORRECTNESS:
+            labels.append("correctness")
+        else:
+            problems.append(f"{part!r} is neither a link to the text broken nor correctness: one of {CORRECTNESS}")
+    if finding["status"].startswith(("new", "duplicate of ")):
+        # A runtime with an API of its own is not held to a text it does not implement.
+        borrowed = [label for label in labels if label.split()[0] in IMPLEMENTERS]
+        foreign = [label for label in borrowed if finding["runtime"] not in IMPLEMENTERS[label.split()[0]]]
+        if foreign and len(foreign) == len(labels):
+            problems.append(f"{finding['runtime']} does not implement {foreign[0]}, and it names nothing else: "
+                            f"withdraw it, or name the runtime's own text")
+        if not re.search(r"\bsearch", text, re.I):
+            problems.append("the report records no tracker search")
+    return problems
+
+
+@pytest.mark.parametrize("finding", findings(), ids=lambda f: f["folder"])
+def test_each_finding_names_the_contract_it_breaks_and_its_report_cites_it(finding):
+    assert contract_problems(finding, report(finding)) == [], finding["folder"]
+
+
+def test_a_new_finding_that_breaks_only_onnx_in_a_runtime_of_its_own_is_refused():
+    onnx = "[ONNX TopK](https://onnx.ai/onnx/operators/onnx__TopK.html)"
+    text = f"Contract: {onnx}. Tracker search: nothing."
+    keras = {"runtime": "Keras (numpy backend)", "status": "new", "contract": onnx}
+    assert "does not implement ONNX TopK" in contract_problems(keras, text)[0]
+    assert contract_problems(dict(keras, status="withdrawn: exporters handle it"), text) == []
+    assert contract_problems(dict(keras, contract=f"{onnx}; correctness: a crash"), text) == []
+    assert contract_problems(dict(keras, runtime="tract"), text) == []
+    assert contract_problems(dict(keras, runtime="tract"), "no word of it") == [
+        "the report does not cite https://onnx.ai/onnx/operators/onnx__TopK.html", "the report records no tracker search"]
+    assert "neither a link" in contract_problems(dict(keras, contract="ONNX says so"), text)[0]
+
+
+def test_a_duplicate_names_a_new_finding_of_the_same_runtime():
+    by_folder = {f["folder"]: f for f in findings()}
+    for finding in by_folder.values():
+        if finding["status"].startswith("duplicate of "):
+            original = by_folder.get(finding["status"].split()[2])
+            assert original and original["status"].startswith("new"), finding["status"]
+            assert original["runtime"] == finding["runtime"], finding["status"]
+            assert finding["folder"] in report(original), f"{original['folder']}'s report must cover {finding['folder']}"
+
+
+def check_repro_output(folder, returncode, output):
+    """The failure message when a repro's run does not show its bug still there, else None."""
+    if TRACEBACK in output:
+        return f"{folder}: the repro died with a traceback, which shows no bug:\n{output}"
+    if returncode != 1:
+        return (f"{folder} no longer reproduces (exit {returncode}): if the runtime fixed it, "
+                f"say 'fixed in version X' in findings/README.md\n{output}")
+    if not OBSERVED.search(output):
+        return f"{folder}: the repro exits 1 but prints no `observed: ...` line with the wrong result:\n{output}"
+    return None
+
+
+def test_the_check_needs_the_observed_line_and_no_traceback():
+    shown = "values [1.0]\nobserved: values [1.0] indices [0] (expected NaN or 3)\n"
+    assert check_repro_output("f", 1, shown) is None
+    assert check_repro_output("f", 1, "NOT AS STORED case.json: sequence 0 ...\n") is None
+    assert "no longer reproduces" in check_repro_output("f", 0, "fixed: values [3.0]\n")
+    assert "prints no `observed" in check_repro_output("f", 1, "values [1.0]\n")
+    died = "Traceback (most recent call last):\n  ...\nFileNotFoundError: [Errno 2] No such file: 'clang'\n"
+    assert "traceback" in check_repro_output("f", 1, died)
+    assert "traceback" in check_repro_output("f", 1, "observed: values [1.0]\n" + died)
+
+
+@pytest.mark.parametrize("finding", [f for f in findings() if f["status"].startswith(("new", "duplicate of "))],
                          ids=lambda f: f["folder"])
 def test_a_new_finding_still_reproduces(finding):
     repro = os.path.join(ROOT, finding["folder"], "repro.py")
     done = subprocess.run([sys.executable, repro], capture_output=True, text=True, timeout=600)
-    if done.returncode == 2:
-        runtime = finding["runtime"].strip()
-        if REQUIRED.get(runtime):
-            pytest.fail(f"{runtime} is required here but the repro cannot run it:\n{done.stdout}{done.stderr}")
-        pytest.skip(f"{runtime} cannot run here: {(done.stdout + done.stderr).strip().splitlines()[-1:]}")
-    assert done.returncode == 1, (
-        f"{finding['folder']} no longer reproduces (exit {done.returncode}): if the runtime fixed it, "
-        f"say 'fixed in version X' in findings/README.md\n{done.stdout}{done.stderr}")
+    output = done.stdout + done.stderr
+    if done.returncode == 2 and TRACEBACK not in output:
+        target = TARGET_OF_RUNTIME[finding["runtime"]]
+        if target in required_targets.required():
+            pytest.fail(f"{target} is required here but the repro cannot run it:\n{output}")
+        pytest.skip(f"{finding['runtime']} cannot run here: {output.strip().splitlines()[-1:]}")
+    failure = check_repro_output(finding["folder"], done.returncode, output)
+    if failure:
+        pytest.fail(failure)

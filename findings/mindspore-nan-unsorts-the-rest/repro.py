@@ -1,6 +1,6 @@
 """With NaN in the input, mindspore.ops.topk (CPU) returns the other values out of order: the kernel's
 comparator (a > b) is no strict weak order once NaN is present. Wherever NaN is placed, the
-non-NaN values should come back largest first. Exits 1 while the bug is there."""
+non-NaN values should come back largest first. Prints `observed: ...` and exits 1 while the bug is there."""
 import os
 import sys
 
@@ -17,5 +17,8 @@ x = np.array([1.0, np.nan, 2.0], np.float32)
 values, indices = ms.ops.topk(ms.Tensor(x), 3)
 values = values.asnumpy()
 finite = values[~np.isnan(values)].tolist()
-print(f"{x.tolist()} k=3: got {values.tolist()} at {indices.asnumpy().tolist()}; non-NaN values {finite}, expected [2.0, 1.0]")
-sys.exit(1 if finite != [2.0, 1.0] else 0)
+if finite == [2.0, 1.0]:
+    sys.exit(print(f"fixed: {x.tolist()} k=3: {values.tolist()} at {indices.asnumpy().tolist()}"))
+print(f"observed: {x.tolist()} k=3: values {values.tolist()} at {indices.asnumpy().tolist()}; "
+      f"non-NaN values {finite}, expected [2.0, 1.0] (sorted, descending)")
+sys.exit(1)

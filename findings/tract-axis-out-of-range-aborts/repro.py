@@ -2,7 +2,7 @@
 
 axis = 1 on a rank-1 input (ONNX allows [-1, 0]): core/src/model/fact.rs panics (index out of
 bounds) inside into_model(), and the panic cannot unwind through tract's C API: SIGABRT.
-Exits 1 while the bug is there, 0 once it is fixed, 2 without tract (a TractError).
+Prints `observed: ...` and exits 1 while the bug is there, 0 once it is fixed (a TractError), 2 without tract.
 """
 import pathlib
 import subprocess
@@ -29,5 +29,10 @@ if sys.argv[1:] == ["--call"]:
         except tract.TractError as error:
             print("refused:", str(error).splitlines()[0])
     sys.exit(0)
-done = subprocess.run([sys.executable, __file__, "--call"])
-sys.exit(0 if done.returncode == 0 else f"the process died (exit code {done.returncode})")
+done = subprocess.run([sys.executable, __file__, "--call"], capture_output=True, text=True)
+print(done.stdout, end="")
+if done.returncode == 0:
+    sys.exit(0)
+panic = [line.strip() for line in done.stderr.splitlines() if "panicked" in line]
+print(f"observed: the process died (exit code {done.returncode})", *panic[:1])
+sys.exit(1)

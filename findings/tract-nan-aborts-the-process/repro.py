@@ -2,7 +2,7 @@
 
 Rust's sort detects that the comparator (partial_cmp().unwrap_or(Less)) is no total order and
 panics; the panic cannot unwind through tract's C API, so the Python process is killed (SIGABRT).
-Exits 1 while the bug is there, 0 once it is fixed, 2 without tract.
+Prints `observed: ...` and exits 1 while the bug is there, 0 once it is fixed, 2 without tract.
 """
 import pathlib
 import subprocess
@@ -31,5 +31,10 @@ if sys.argv[1:] == ["--call"]:
     values, indices = (t.to_numpy() for t in runnable.run([x, np.array([1])]))
     print("values", values.tolist(), "indices", indices.tolist())
     sys.exit(0)
-done = subprocess.run([sys.executable, __file__, "--call"])
-sys.exit(0 if done.returncode == 0 else f"the process died (exit code {done.returncode})")
+done = subprocess.run([sys.executable, __file__, "--call"], capture_output=True, text=True)
+print(done.stdout, end="")
+if done.returncode == 0:
+    sys.exit(0)
+panic = [line.strip() for line in done.stderr.splitlines() if "panicked" in line]
+print(f"observed: the process died (exit code {done.returncode})", *panic[:1])
+sys.exit(1)

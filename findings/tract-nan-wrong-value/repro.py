@@ -1,7 +1,7 @@
 """tract 0.23.9: ONNX TopK with a NaN in the input returns a non-NaN value that is not the largest.
 
 x = [1, nan, 3], K = 1, largest: whatever the NaN policy, the answer is NaN or 3; tract returns 1.
-Exits 1 while the bug is there, 0 once it is fixed, 2 without tract.
+Prints `observed: ...` and exits 1 while the bug is there, 0 once it is fixed, 2 without tract.
 """
 import pathlib
 import sys
@@ -24,5 +24,7 @@ with tempfile.TemporaryDirectory() as folder:
     save_model(model, path := pathlib.Path(folder, "topk.onnx"))
     runnable = tract.onnx().load(path).into_model().into_runnable()
 values, indices = (t.to_numpy() for t in runnable.run([np.array([1, np.nan, 3], np.float32), np.array([1])]))
-print("values", values.tolist(), "indices", indices.tolist())
-sys.exit(0 if np.isnan(values[0]) or values[0] == 3 else "expected NaN or 3 (the largest non-NaN value), got 1")
+if np.isnan(values[0]) or values[0] == 3:
+    sys.exit(print("fixed: values", values.tolist(), "indices", indices.tolist()))
+print("observed: values", values.tolist(), "indices", indices.tolist(), "(expected NaN or 3, the largest non-NaN value)")
+sys.exit(1)

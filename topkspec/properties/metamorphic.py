@@ -34,12 +34,12 @@ def _outputs(result):
 
 
 def _call(run, case, x):
-    """run(case, x) as numpy arrays; with NaN in x, the result is held at once to what holds
-    whatever the NaN placement (see the module text), so a violation names this call, the last
-    one made."""
+    """run(case, x) as numpy arrays, of the case's shape (a relation cannot line up outputs of
+    another shape); with NaN in x, the result is held at once to what holds whatever the NaN
+    placement (see the module text). A violation names this call, the last one made."""
     result = _outputs(run(case, x))
+    check_shape(case, x, *result)
     if has_nan(x):
-        check_shape(case, x, *result)
         check_nan_policy_free(case, x, *result)
     return result
 

@@ -266,10 +266,29 @@ def check_unsorted_set(case, x, values, indices):
                         where=where(outer, r), expected=want[r], actual=got[r])
 
 
+def _at_a_nan(case, values, violation) -> Violation:
+    """`violation` (of the index or gather rules), naming the NaN rule too when it broke where a
+    NaN was returned: with NaN present the NaN rule keeps those guarantees, and a NaN that
+    comes back with an index outside the sequence (or twice) is where NaN handling went wrong."""
+    place = violation.where or {}
+    if "position" not in place:
+        return violation
+    vr, outer = rows(case, values)
+    row = int(np.ravel_multi_index(place["sequence"], outer)) if outer else 0
+    if not nan_mask(vr[row, place["position"]]):
+        return violation
+    return Violation(violation.rules + (NAN_UNSPECIFIED,), f"{violation.message} (a NaN was returned there)",
+                     failure_class=violation.failure_class, where=violation.where,
+                     expected=violation.expected, actual=violation.actual)
+
+
 def check_nan_policy_free(case, x, values, indices):
     """out.nan.unspecified: with NaN present, indices in range and distinct, values gathered
     from the input, and the non-NaN values returned are the top non-NaN values, in order."""
-    check_gather(case, x, values, indices)
+    try:
+        check_gather(case, x, values, indices)
+    except Violation as violation:
+        raise _at_a_nan(case, values, violation) from None
     vr, outer = rows(case, keys(values))
     xr, _ = rows(case, keys(x))
     fill = -np.inf if case.largest else np.inf
