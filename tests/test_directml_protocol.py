@@ -221,7 +221,7 @@ def test_an_empty_cache_says_exactly_what_is_missing(monkeypatch, tmp_path):
     ok, why = target.available()
     assert not ok
     assert "DirectML.dll not found: run `topkspec directml setup`" in why, why
-    assert "the worker is not built for this worker.c" in why, why
+    assert "topk_worker.exe is not built for this source" in why, why
     if sys.platform.startswith("linux"):
         assert f"the Wine prefix {tmp_path / 'wineprefix'} is not set up" in why, why
     assert target.version() == "DirectML (not set up)" and target.default_profile == "dml:5.0"

@@ -7,7 +7,9 @@ Everything `topkspec directml setup` makes lives in one cache folder:
 
       state.json          what setup chose: the DirectML.dll in use, the Mesa it unpacked, the compiler
       dll/<version>/      DirectML.dll (+ source.json: the wheel or path it came from)
-      worker/<hash>/      topk_worker.exe, built from worker.c (the hash covers the source and compiler)
+      worker/<hash>/      topk_worker.exe from worker.c, topk_ort_worker.exe from ort_worker.c (the hash
+                          covers the source, worker_io.h and the compiler)
+      ort/<version>/      onnxruntime.dll with the DirectML EP, its DirectML.dll (from the same wheel)
       wineprefix/         the 64-bit Wine prefix (Linux)
       mesa/<version>/     Mesa's lavapipe unpacked from Debian's archive, with its ICD file (Linux)
       wheels/             the onnxruntime-directml wheels DirectML.dll was taken from
@@ -32,6 +34,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 WORKER_SOURCE = HERE / "worker.c"
 WORKER_EXE = "topk_worker.exe"
+WORKER_IO = HERE / "worker_io.h"  # included by both workers
+# The programs setup builds: (source, executable, libraries), by their key in state.json.
+PROGRAMS = {
+    "worker": (WORKER_SOURCE, WORKER_EXE, ("-ld3d12", "-ldxgi")),
+    "ort_worker": (HERE / "ort_worker.c", "topk_ort_worker.exe", ()),
+}
 IS_WINDOWS = os.name == "nt"
 
 # DirectML versions and the onnxruntime-directml wheels that carry them (read from each DLL's
@@ -46,6 +54,8 @@ DIRECTML_WHEELS = {
     "1.5.1": ("1.9.0", "3.8"),
 }
 DEFAULT_DIRECTML = "1.15.4"
+# The onnxruntime-directml wheel whose onnxruntime.dll (and DirectML.dll) the EP target runs.
+DEFAULT_ORT = DIRECTML_WHEELS[DEFAULT_DIRECTML][0]
 # Releases before 1.8 divide by the device's wave lane count, which vkd3d reports as 0.
 LANE_WORKAROUND_BEFORE = (1, 8)
 
@@ -178,46 +188,48 @@ def _first_output_line(command) -> str:
     return text.splitlines()[0] if text else "?"
 
 
-def worker_hash(compiler_name: str) -> str:
-    digest = hashlib.sha256(WORKER_SOURCE.read_bytes())
-    digest.update(compiler_name.encode())
+def source_digest(program: str = "worker") -> str:
+    """A hash of a worker's source and the header it includes."""
+    digest = hashlib.sha256(PROGRAMS[program][0].read_bytes())
+    digest.update(WORKER_IO.read_bytes())
     return digest.hexdigest()[:16]
 
 
-def built_worker() -> Path | None:
-    """The worker built from this worker.c, when there is one (any compiler)."""
+def worker_hash(compiler_name: str, program: str = "worker") -> str:
+    return hashlib.sha256((source_digest(program) + compiler_name).encode()).hexdigest()[:16]
+
+
+def built_worker(program: str = "worker") -> Path | None:
+    """The worker built from this source, when there is one (any compiler)."""
     state = load_state()
-    path = state.get("worker")
-    if path and os.path.isfile(path) and state.get("worker_source") == source_digest():
+    path = state.get(program)
+    if path and os.path.isfile(path) and state.get(f"{program}_source") == source_digest(program):
         return Path(path)
     return None
 
 
-def source_digest() -> str:
-    return hashlib.sha256(WORKER_SOURCE.read_bytes()).hexdigest()[:16]
-
-
-def build_worker(log=None) -> Path:
-    """Compiles worker.c into the cache (once per source and compiler) and records it."""
+def build_worker(log=None, program: str = "worker") -> Path:
+    """Compiles a worker's source into the cache (once per source and compiler) and records it."""
+    source, exe_name, libraries = PROGRAMS[program]
     command, name = find_compiler()
     if command is None:
         raise RuntimeError(name)
-    folder = cache_dir() / "worker" / worker_hash(name)
-    exe = folder / WORKER_EXE
+    folder = cache_dir() / "worker" / worker_hash(name, program)
+    exe = folder / exe_name
     if not exe.is_file():
         folder.mkdir(parents=True, exist_ok=True)
         if log:
-            log(f"building the worker with {name}: {exe}")
-        tmp = folder / (WORKER_EXE + ".tmp.exe")
-        out = subprocess.run(command + ["-O1", "-o", str(tmp), str(WORKER_SOURCE), "-ld3d12", "-ldxgi"],
+            log(f"building {exe_name} with {name}: {exe}")
+        tmp = folder / (exe_name + ".tmp.exe")
+        out = subprocess.run(command + ["-O1", "-o", str(tmp), str(source), *libraries],
                              capture_output=True, text=True)
         if out.returncode != 0:
-            raise RuntimeError(f"building the worker with {name} failed:\n{out.stderr.strip()}")
+            raise RuntimeError(f"building {exe_name} with {name} failed:\n{out.stderr.strip()}")
         os.replace(tmp, exe)
     elif log:
-        log(f"worker already built with {name}: {exe}")
+        log(f"{exe_name} already built with {name}: {exe}")
     state = load_state()
-    state.update(worker=str(exe), worker_source=source_digest(), compiler=name)
+    state.update({program: str(exe), f"{program}_source": source_digest(program), "compiler": name})
     save_state(state)
     return exe
 
@@ -337,8 +349,9 @@ class DirectMLStack:
                 "wine": self.wine, "vkd3d": self.vkd3d, "mesa": self.mesa, "missing": list(self.missing)}
 
 
-def current_stack() -> DirectMLStack:
-    """The stack a run would use, with exactly what is missing."""
+def platform_stack() -> DirectMLStack:
+    """The layers beneath DirectML a run would use (Wine, Xvfb, the prefix, the Vulkan driver
+    on Linux), with exactly what is missing; no DirectML.dll or worker yet."""
     import platform as platform_module
 
     machine = platform_module.machine().lower()
@@ -350,18 +363,6 @@ def current_stack() -> DirectMLStack:
         return DirectMLStack(sys.platform, missing=[f"DirectML runs on Windows, or under Wine on Linux; not on {sys.platform}"])
     if machine not in ("x86_64", "amd64"):
         stack.missing.append(f"DirectML.dll is x86-64 code; this machine is {machine}")
-    dll, how = chosen_dll()
-    if dll is None:
-        stack.missing.append(how)
-    else:
-        stack.dll, stack.dll_chosen_by = dll, how
-        stack.dll_file_version = pe_file_version(dll)
-        stack.dll_version = short_version(stack.dll_file_version)
-    stack.worker = built_worker()
-    if stack.worker is None:
-        command, why = find_compiler()
-        stack.missing.append("the worker is not built for this worker.c: run `topkspec directml setup`"
-                             + ("" if command else f" ({why})"))
     if stack.under_wine:
         stack.wine = wine_version()
         if stack.wine is None:
@@ -381,4 +382,38 @@ def current_stack() -> DirectMLStack:
         else:
             stack.missing.append("no Vulkan driver (Mesa lavapipe with VK_EXT_descriptor_indexing): "
                                  "run `topkspec directml setup`")
+    return stack
+
+
+def ort_dll() -> Path | None:
+    """The Windows onnxruntime.dll with the DirectML EP that setup installed: $TOPKSPEC_ORT_DLL
+    (a path) or the one in the cache."""
+    given = os.environ.get("TOPKSPEC_ORT_DLL")
+    if given:
+        return Path(given).resolve() if os.path.isfile(given) else None
+    path = (load_state().get("ort") or {}).get("dll")
+    return Path(path) if path and os.path.isfile(path) else None
+
+
+def missing_worker(program: str = "worker") -> str:
+    command, why = find_compiler()
+    name = PROGRAMS[program][1]
+    return f"{name} is not built for this source: run `topkspec directml setup`" + ("" if command else f" ({why})")
+
+
+def current_stack() -> DirectMLStack:
+    """The stack a run of the directml target would use, with exactly what is missing."""
+    stack = platform_stack()
+    if stack.platform not in ("windows", "wine"):
+        return stack
+    dll, how = chosen_dll()
+    if dll is None:
+        stack.missing.append(how)
+    else:
+        stack.dll, stack.dll_chosen_by = dll, how
+        stack.dll_file_version = pe_file_version(dll)
+        stack.dll_version = short_version(stack.dll_file_version)
+    stack.worker = built_worker()
+    if stack.worker is None:
+        stack.missing.append(missing_worker())
     return stack

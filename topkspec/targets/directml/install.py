@@ -10,7 +10,8 @@ Linux (Debian/Ubuntu, as root for the packages):
      system's Mesa is left alone); elsewhere the distribution's mesa-vulkan-drivers;
   3. a 64-bit Wine prefix with Direct3D's renderer set to Vulkan and no crash debugger;
   4. DirectML.dll, from the onnxruntime-directml wheel that carries the asked version (or --dll PATH);
-  5. the worker, built from worker.c with mingw-w64 (or Zig from PyPI when there is no mingw-w64);
+  4b. (Linux) ONNX Runtime's Windows onnxruntime.dll with the DirectML EP, from the same wheel;
+  5. the workers, built from worker.c and ort_worker.c with mingw-w64 (or Zig from PyPI);
   6. a check: the worker makes its device and computes DirectML's four worked examples exactly.
 Windows: steps 4 to 6 (the compiler is Zig from PyPI unless mingw-w64's gcc is on PATH).
 """
@@ -26,7 +27,7 @@ import time
 from pathlib import Path
 
 from topkspec.targets.directml import environment as env
-from topkspec.targets.directml.dll_install import step_dll
+from topkspec.targets.directml.dll_install import step_dll, step_ort
 from topkspec.targets.directml.setup_shell import Log, SetupError, _run  # noqa: F401  (SetupError: the error of setup)
 
 APT_PACKAGES = ["wine", "wine64", "libwine", "xvfb", "xauth", "libvulkan1",
@@ -216,19 +217,19 @@ def step_prefix(log: Log) -> None:
 
 
 def step_worker(log: Log, updated: list) -> Path:
-    log.section("the worker (worker.c, built from source)")
+    log.section("the workers (worker.c for DirectML.dll, ort_worker.c for ONNX Runtime; built from source)")
     command, name = env.find_compiler()
     if command is None:
         log("no mingw-w64 gcc: installing Zig from PyPI (its first Windows build takes a few minutes)")
         _run([sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "-q", "ziglang"], log)
-    exe = env.build_worker(log)
-    _prune_workers(exe, log)
-    return exe
+    built = [env.build_worker(log, program) for program in env.PROGRAMS]
+    _prune_workers(built, log)
+    return built[0]
 
 
-def _prune_workers(keep: Path, log: Log) -> None:
+def _prune_workers(keep: list, log: Log) -> None:
     for old in (env.cache_dir() / "worker").glob("*"):
-        if old.is_dir() and old != keep.parent:
+        if old.is_dir() and old not in {exe.parent for exe in keep}:
             shutil.rmtree(old, ignore_errors=True)
             log(f"removed an older build: {old}")
 
@@ -301,6 +302,8 @@ def setup(*, dll: str | None = None, version: str | None = None, adapter: str | 
         else:
             raise SetupError(f"DirectML runs on Windows, or under Wine on Linux; not on {sys.platform}")
         installed = step_dll(log, dll=dll, version=version)
+        if not env.IS_WINDOWS:  # on Windows the onnxruntime-directml wheel itself is the EP target
+            step_ort(log)
         step_worker(log, updated)
         step_check(log, adapter)
     except SetupError as exc:
