@@ -19,6 +19,7 @@ NEEDS = "topkspec directml setup (Wine, lavapipe and the Windows onnxruntime.dll
 
 class WineOrtTarget(OnnxRuntimeTarget):
     isolates_itself = True  # the worker process is the isolation (see the module text)
+    repro_kind = "onnxruntime-wine"  # repro.py in onnxruntime's API; the stack names Wine (below)
 
     def __init__(self, provider: str = "dml", *, name: str | None = None, timeout: float = DEFAULT_TIMEOUT):
         super().__init__(name or ("onnxruntime-directml" if provider == "dml" else "onnxruntime-windows-cpu"),
@@ -99,3 +100,40 @@ class WineOrtTarget(OnnxRuntimeTarget):
         if self._worker is not None:
             self._worker.close()
             self._worker = None
+
+
+# -- bug reports: repro.py as a Windows user runs it, and the replay on Linux ------------------
+
+REPLAY = ("On Linux, `topkspec directml layers DIR` (DIR: this report's folder) replays the case through this "
+          "onnxruntime.dll under Wine (topkspec's topk_ort_worker.exe, the session options above), through "
+          "DirectML.dll directly and through ONNX Runtime's CPU provider, side by side")
+
+
+def _repro_stack(target, case, spec_text=None):
+    from topkspec.targets.directml.repro_writer import WINE_CAUTION
+    from topkspec.targets.ort import _repro_stack as ort_stack
+    from topkspec.targets.repro import RuntimeStack
+
+    made = ort_stack(target, case, spec_text)
+    info = target.report_stack()
+    versions = {"onnxruntime (Windows build)": info.get("onnxruntime") or "?",
+                "DirectML": info.get("directml_file_version") or info.get("directml") or "?"}
+    details = list(made.details) + [f"onnxruntime.dll {info.get('onnxruntime_dll')}, DirectML.dll loaded: "
+                                    f"{info.get('directml_dll_loaded') or '?'}", REPLAY]
+    if info.get("platform") == "wine":
+        versions.update({"Wine": info.get("wine") or "?", "vkd3d": info.get("vkd3d") or "?",
+                         "Mesa": info.get("mesa") or "?"})
+        details.append(WINE_CAUTION.replace("rather than DirectML", "rather than ONNX Runtime or DirectML"))
+    return RuntimeStack(made.runtime, made.operator, made.device, versions, tuple(details))
+
+
+def _register() -> None:
+    from topkspec.targets.ort import _repro_fill
+    from topkspec.targets.repro import ReproWriter, register_repro_writer
+
+    register_repro_writer("onnxruntime-wine", ReproWriter("onnxruntime.tmpl", "numpy, onnx and onnxruntime-directml "
+                                                          "(Windows)", _repro_fill, _repro_stack),
+                          target_class=WineOrtTarget)
+
+
+_register()
