@@ -76,8 +76,13 @@ def report_cases(folder: str) -> list[tuple[str, Case, np.ndarray]]:
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise UsageError(f"{folder} is not a bug report's folder (case.json, inputs.npz): {exc}") from None
     name = os.path.basename(os.path.normpath(folder))
-    return [(f"{name} call {i}", case, x.view(dtypes.numpy_dtype(case.dtype)))
+    # An ONNX Runtime report keeps its int64 indices; DirectML.dll is asked with its own UINT32.
+    return [(f"{name} call {i}", _dml_indices(case), x.view(dtypes.numpy_dtype(case.dtype)))
             for i, (case, x) in enumerate(calls)]
+
+
+def _dml_indices(case: Case) -> Case:
+    return case.with_(index_dtype="uint32") if case.family == "dml" and case.index_dtype == "int64" else case
 
 
 def make_layers() -> dict:
