@@ -1,4 +1,4 @@
-"""The directml target for a test, or a skip saying why it cannot run here; with
+"""A target of DirectML's stack (directml, onnxruntime-directml) for a test, or a skip saying why it cannot run here; with
 TOPKSPEC_REQUIRE_DIRECTML=1 (CI sets it) a failure instead, so a broken setup cannot pass."""
 import os
 
@@ -13,6 +13,6 @@ def need(target):
     if not ok:
         target.close()
         if REQUIRED:
-            pytest.fail(f"TOPKSPEC_REQUIRE_DIRECTML=1 but the directml target is unavailable: {why}")
-        pytest.skip(f"the directml target is unavailable: {why}")
+            pytest.fail(f"TOPKSPEC_REQUIRE_DIRECTML=1 but the {target.name} target is unavailable: {why}")
+        pytest.skip(f"the {target.name} target is unavailable: {why}")
     return target

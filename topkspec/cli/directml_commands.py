@@ -11,7 +11,7 @@ def add_parser(sub) -> None:
         "directml", help="set up and inspect the directml target (DirectML.dll itself)",
         epilog="subcommands: setup [--dll PATH | --version X.Y.Z] [--adapter A]; info [--json]; "
                "compare [--out FILE] [--json FILE] [--versions V1,V2] [--observations FILE] [--readme FILE]; "
-               "layers [REPORT_DIR ...] [--json FILE]; replay DIR [--adapter A]")
+               "layers [REPORT_DIR ...] [--json FILE] [--readme FILE]; replay DIR [--adapter A]")
     commands = directml.add_subparsers(dest="directml_command", metavar="SUBCOMMAND",
                                        parser_class=type(directml))
 
@@ -50,6 +50,8 @@ def add_parser(sub) -> None:
     layers.add_argument("reports", nargs="*", metavar="REPORT_DIR",
                         help="bug report folders (case.json, inputs.npz) to replay instead of the fixed set")
     layers.add_argument("--json", dest="json_out", default=None, help="also write every answer as JSON here")
+    layers.add_argument("--readme", default=None, help="put the table between <!-- directml-layers --> and "
+                                                       "<!-- /directml-layers --> in this markdown file")
 
 
 def run(args) -> int:

@@ -18,6 +18,10 @@ from topkspec.targets.onnx_builder import (OnnxTopK, build_topk_model, newest_op
 from topkspec.targets.repro import ReproWriter, RuntimeStack, operator_label, register_repro_writer, versions
 
 
+# ONNX value types DirectML's TopK has no tensor type for (rule lower.dtype).
+NO_DML_TYPE = frozenset({"float64", "bfloat16"})
+
+
 def session_options(provider: str):
     """The SessionOptions a provider needs.
 
@@ -182,6 +186,10 @@ class OnnxRuntimeTarget(Target):
         if refused:
             if form.dtype == "float32":  # float32, in every TopK version, fails: the opset is not loadable
                 return refused
+            if self.provider == "DmlExecutionProvider" and case.dtype in NO_DML_TYPE:
+                # The EP places only what DirectML's TopK takes (rule lower.dtype); with CPU
+                # fallback off it refuses the rest, in its own words.
+                return f"{refused} (rule lower.dtype: DirectML's TopK has no {case.dtype} values)"
             raise Rejected(refused)
         return None
 

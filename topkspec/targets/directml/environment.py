@@ -21,7 +21,6 @@ as 1.13.1), else the one setup chose last. $TOPKSPEC_DIRECTML_ADAPTER picks the 
 from __future__ import annotations
 
 import glob
-import hashlib
 import json
 import os
 import re
@@ -34,12 +33,6 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 WORKER_SOURCE = HERE / "worker.c"
 WORKER_EXE = "topk_worker.exe"
-WORKER_IO = HERE / "worker_io.h"  # included by both workers
-# The programs setup builds: (source, executable, libraries), by their key in state.json.
-PROGRAMS = {
-    "worker": (WORKER_SOURCE, WORKER_EXE, ("-ld3d12", "-ldxgi")),
-    "ort_worker": (HERE / "ort_worker.c", "topk_ort_worker.exe", ()),
-}
 IS_WINDOWS = os.name == "nt"
 
 # DirectML versions and the onnxruntime-directml wheels that carry them (read from each DLL's
@@ -161,24 +154,6 @@ def needs_lane_workaround(version: str | None) -> bool:
     return bool(version) and not IS_WINDOWS and version_key(version) < LANE_WORKAROUND_BEFORE
 
 
-# -- the worker -------------------------------------------------------------------------------
-
-def find_compiler() -> tuple[list[str] | None, str]:
-    """(command prefix that compiles C for x86_64 Windows, its name); (None, what is missing)."""
-    mingw = shutil.which("x86_64-w64-mingw32-gcc")
-    if mingw:
-        return [mingw], "mingw-w64 " + _first_output_line([mingw, "-dumpversion"])
-    try:
-        import importlib.util
-
-        if importlib.util.find_spec("ziglang") is not None:
-            return [sys.executable, "-m", "ziglang", "cc", "-target", "x86_64-windows-gnu"], "zig cc (ziglang)"
-    except (ImportError, ValueError):
-        pass
-    return None, ("no compiler for the worker: install mingw-w64 (x86_64-w64-mingw32-gcc) or "
-                  "`pip install ziglang`, or run `topkspec directml setup`")
-
-
 def _first_output_line(command) -> str:
     try:
         out = subprocess.run(command, capture_output=True, text=True, timeout=30)
@@ -186,52 +161,6 @@ def _first_output_line(command) -> str:
         return "?"
     text = (out.stdout or out.stderr).strip()
     return text.splitlines()[0] if text else "?"
-
-
-def source_digest(program: str = "worker") -> str:
-    """A hash of a worker's source and the header it includes."""
-    digest = hashlib.sha256(PROGRAMS[program][0].read_bytes())
-    digest.update(WORKER_IO.read_bytes())
-    return digest.hexdigest()[:16]
-
-
-def worker_hash(compiler_name: str, program: str = "worker") -> str:
-    return hashlib.sha256((source_digest(program) + compiler_name).encode()).hexdigest()[:16]
-
-
-def built_worker(program: str = "worker") -> Path | None:
-    """The worker built from this source, when there is one (any compiler)."""
-    state = load_state()
-    path = state.get(program)
-    if path and os.path.isfile(path) and state.get(f"{program}_source") == source_digest(program):
-        return Path(path)
-    return None
-
-
-def build_worker(log=None, program: str = "worker") -> Path:
-    """Compiles a worker's source into the cache (once per source and compiler) and records it."""
-    source, exe_name, libraries = PROGRAMS[program]
-    command, name = find_compiler()
-    if command is None:
-        raise RuntimeError(name)
-    folder = cache_dir() / "worker" / worker_hash(name, program)
-    exe = folder / exe_name
-    if not exe.is_file():
-        folder.mkdir(parents=True, exist_ok=True)
-        if log:
-            log(f"building {exe_name} with {name}: {exe}")
-        tmp = folder / (exe_name + ".tmp.exe")
-        out = subprocess.run(command + ["-O1", "-o", str(tmp), str(source), *libraries],
-                             capture_output=True, text=True)
-        if out.returncode != 0:
-            raise RuntimeError(f"building {exe_name} with {name} failed:\n{out.stderr.strip()}")
-        os.replace(tmp, exe)
-    elif log:
-        log(f"{exe_name} already built with {name}: {exe}")
-    state = load_state()
-    state.update({program: str(exe), f"{program}_source": source_digest(program), "compiler": name})
-    save_state(state)
-    return exe
 
 
 # -- Linux: Wine, Xvfb, Mesa ------------------------------------------------------------------
@@ -395,12 +324,6 @@ def ort_dll() -> Path | None:
     return Path(path) if path and os.path.isfile(path) else None
 
 
-def missing_worker(program: str = "worker") -> str:
-    command, why = find_compiler()
-    name = PROGRAMS[program][1]
-    return f"{name} is not built for this source: run `topkspec directml setup`" + ("" if command else f" ({why})")
-
-
 def current_stack() -> DirectMLStack:
     """The stack a run of the directml target would use, with exactly what is missing."""
     stack = platform_stack()
@@ -413,6 +336,8 @@ def current_stack() -> DirectMLStack:
         stack.dll, stack.dll_chosen_by = dll, how
         stack.dll_file_version = pe_file_version(dll)
         stack.dll_version = short_version(stack.dll_file_version)
+    from topkspec.targets.directml.build import built_worker, missing_worker
+
     stack.worker = built_worker()
     if stack.worker is None:
         stack.missing.append(missing_worker())

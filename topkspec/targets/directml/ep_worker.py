@@ -16,8 +16,9 @@ import numpy as np
 from topkspec.spec import dtypes
 from topkspec.targets.directml import ort_protocol, protocol
 from topkspec.targets.directml.client import COMPILE_TIMEOUT, Worker
-from topkspec.targets.directml.environment import (DirectMLStack, built_worker, missing_worker, ort_dll,
-                                                   platform_stack, to_windows_path, wine_binary)
+from topkspec.targets.directml.build import built_worker, missing_worker
+from topkspec.targets.directml.environment import (DirectMLStack, ort_dll, platform_stack, to_windows_path,
+                                                   wine_binary)
 
 PROVIDERS = {"dml": "DmlExecutionProvider", "cpu": "CPUExecutionProvider"}
 OUTPUTS = ("Values", "Indices")  # onnx_builder's output names

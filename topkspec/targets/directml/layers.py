@@ -227,5 +227,24 @@ def cmd_layers(args) -> int:
     if args.json_out:
         with open(args.json_out, "w") as handle:
             json.dump(rows, handle, indent=1)
+    if args.readme:
+        return rewrite_readme(args.readme, text)
     sys.stdout.write(text)
+    return 0
+
+
+def rewrite_readme(path: str, text: str) -> int:
+    """Puts `text` between <!-- directml-layers --> and <!-- /directml-layers --> in a page."""
+    from topkspec.errors import UsageError
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            page = handle.read()
+    except OSError as exc:
+        raise UsageError(f"--readme {path}: {exc}") from None
+    found = re.search(r"(<!-- directml-layers -->\n).*?(<!-- /directml-layers -->)", page, re.S)
+    if not found:
+        raise UsageError(f"--readme {path}: no <!-- directml-layers --> ... <!-- /directml-layers --> markers")
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(page[:found.end(1)] + text + page[found.start(2):])
     return 0
