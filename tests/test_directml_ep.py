@@ -199,3 +199,10 @@ def test_an_empty_cache_says_exactly_what_is_missing(monkeypatch, tmp_path):
     assert "topk_ort_worker.exe is not built for this source" in why, why
     assert target.version() == "onnxruntime (Windows build; not set up)"
     target.close()
+
+
+def test_layers_of_a_folder_that_is_no_report_is_bad_usage():
+    done = subprocess.run([sys.executable, "-m", "topkspec", "directml", "layers", "/nonexistent-report"],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT))
+    assert done.returncode == 2 and "is not a bug report's folder (case.json, inputs.npz)" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
