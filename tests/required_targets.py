@@ -2,7 +2,7 @@
 the run instead of turning its tests into skips.
 
 TOPKSPEC_REQUIRE_TARGETS names them, comma-separated (CI sets it in .ci/run); the older
-TOPKSPEC_REQUIRE_DIRECTML=1 adds directml. Without either, nothing is required (a developer's
+TOPKSPEC_REQUIRE_DIRECTML=1 adds directml and onnxruntime-directml. Without either, nothing is required (a developer's
 machine runs what it has)."""
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ def required(environ=os.environ) -> list[str]:
     """The names of the required targets, in the order given, without repeats."""
     names = [name.strip() for name in environ.get(VARIABLE, "").split(",") if name.strip()]
     if environ.get("TOPKSPEC_REQUIRE_DIRECTML") == "1":
-        names.append("directml")
+        names += ["directml", "onnxruntime-directml"]
     return list(dict.fromkeys(names))
 
 

@@ -22,7 +22,7 @@ from topkspec.spec.reference import reference_topk
 from topkspec.fuzz import RunConfig, resolve_target, run_fuzz
 from topkspec.strategies import invalid_descriptors, valid_cases
 from topkspec.targets.base import Rejected, Target, as_index_type
-from topkspec.targets.directml import compare, environment, protocol
+from topkspec.targets.directml import compare, environment, ort_protocol, protocol
 from topkspec.targets.directml.client import Worker
 from topkspec.targets.directml.target import DESCRIPTOR_RULES, DirectMLTarget
 
@@ -156,9 +156,15 @@ def test_frames_round_trip():
     assert protocol.hresult_name(0x12345678) == "HRESULT 0x12345678"
 
 
+def worker_defines(name: str) -> dict:
+    """The protocol's #defines a worker's source sees: its own and worker_io.h's."""
+    source = (PACKAGE / name).read_text() + (PACKAGE / "worker_io.h").read_text()
+    return dict(re.findall(r"#define (CMD_\w+|STAGE_\w+|WORKER_PROTOCOL) (\d+)", source))
+
+
 def test_the_worker_source_speaks_the_same_protocol():
     source = (PACKAGE / "worker.c").read_text()
-    defines = dict(re.findall(r"#define (CMD_\w+|STAGE_\w+|WORKER_PROTOCOL) (\d+)", source))
+    defines = worker_defines("worker.c")
     for name in ("CMD_CREATE", "CMD_EXECUTE", "CMD_CRASH", "CMD_HANG", "CMD_QUIT", "WORKER_PROTOCOL"):
         assert int(defines[name]) == getattr(protocol, name), name
     assert int(defines["STAGE_CREATE"]) == protocol.STAGE_CREATE
@@ -167,6 +173,27 @@ def test_the_worker_source_speaks_the_same_protocol():
     for name, value in protocol.DATA_TYPES.items():
         assert spec.tables.DML_DATA_TYPES[name] == value
     assert "0x80070057" not in source, "the worker reports HRESULTs, it does not name them"
+
+
+def test_the_onnxruntime_worker_speaks_the_same_protocol():
+    defines = worker_defines("ort_worker.c")
+    for name in ("CMD_CRASH", "CMD_HANG", "CMD_QUIT", "WORKER_PROTOCOL", "STAGE_DEVICE"):
+        assert int(defines[name]) == getattr(protocol, name), name
+    for name in ("CMD_LOAD", "CMD_RUN", "STAGE_LOAD", "STAGE_RUN"):
+        assert int(defines[name]) == getattr(ort_protocol, name), name
+    assert not set(defines.items()) & {("CMD_LOAD", "2"), ("CMD_LOAD", "3")}, "LOAD and RUN are new commands"
+
+
+def test_onnxruntime_frames_round_trip():
+    payload = ort_protocol.run_payload(3, [("X", 1, (2,), b"\0" * 8)], ["Values"])
+    assert payload == (struct.pack("<3I", 3, 1, 1) + struct.pack("<I", 1) + b"X" + struct.pack("<IIqQ", 1, 1, 2, 8)
+                       + b"\0" * 8 + struct.pack("<I", 6) + b"Values")
+    reply = struct.pack("<IIqQ", 7, 1, 1, 8) + struct.pack("<q", -5) + struct.pack("<d", 12.5)
+    assert ort_protocol.parse_outputs(reply, 1) == ([(7, (1,), struct.pack("<q", -5))], 12.5)
+    with pytest.raises(protocol.ProtocolError):
+        ort_protocol.parse_outputs(reply[:-12], 1)
+    error = ort_protocol.parse_error(struct.pack("<I", 6) + b"Non-zero status code")
+    assert str(error) == "[ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Non-zero status code" and error.code == 6
 
 
 # -- the cache and what is missing ------------------------------------------------------------
@@ -221,7 +248,7 @@ def test_an_empty_cache_says_exactly_what_is_missing(monkeypatch, tmp_path):
     ok, why = target.available()
     assert not ok
     assert "DirectML.dll not found: run `topkspec directml setup`" in why, why
-    assert "the worker is not built for this worker.c" in why, why
+    assert "topk_worker.exe is not built for this source" in why, why
     if sys.platform.startswith("linux"):
         assert f"the Wine prefix {tmp_path / 'wineprefix'} is not set up" in why, why
     assert target.version() == "DirectML (not set up)" and target.default_profile == "dml:5.0"

@@ -17,7 +17,6 @@ from topkspec.targets.registry import BUILTIN_TARGETS, get_target  # noqa: E402
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 # Built-in targets CI's machine (Linux x86_64, no GPU) cannot run, and what each needs.
 NOT_ON_CI = {
-    "onnxruntime-directml": "Windows and onnxruntime-directml",
     "onnxruntime-cuda": "an NVIDIA GPU and onnxruntime-gpu",
     "torch-cuda": "an NVIDIA GPU and a CUDA build of torch",
 }
@@ -35,7 +34,8 @@ def test_the_names_come_from_the_variable_and_the_directml_switch():
     assert required_targets.required({}) == []
     assert required_targets.required({"TOPKSPEC_REQUIRE_TARGETS": " torch, jax,,torch "}) == ["torch", "jax"]
     assert required_targets.required({"TOPKSPEC_REQUIRE_TARGETS": "tract",
-                                      "TOPKSPEC_REQUIRE_DIRECTML": "1"}) == ["tract", "directml"]
+                                      "TOPKSPEC_REQUIRE_DIRECTML": "1"}) == ["tract", "directml",
+                                                                             "onnxruntime-directml"]
 
 
 class _Target:

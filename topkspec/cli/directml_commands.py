@@ -1,4 +1,4 @@
-"""`topkspec directml setup | info | compare`."""
+"""`topkspec directml setup | info | compare | layers | replay`."""
 from __future__ import annotations
 
 import json
@@ -11,7 +11,7 @@ def add_parser(sub) -> None:
         "directml", help="set up and inspect the directml target (DirectML.dll itself)",
         epilog="subcommands: setup [--dll PATH | --version X.Y.Z] [--adapter A]; info [--json]; "
                "compare [--out FILE] [--json FILE] [--versions V1,V2] [--observations FILE] [--readme FILE]; "
-               "replay DIR [--adapter A]")
+               "layers [REPORT_DIR ...] [--json FILE] [--readme FILE]; replay DIR [--adapter A]")
     commands = directml.add_subparsers(dest="directml_command", metavar="SUBCOMMAND",
                                        parser_class=type(directml))
 
@@ -44,6 +44,16 @@ def add_parser(sub) -> None:
                               "<!-- /directml-compare --> in this markdown file")
 
 
+    layers = commands.add_parser(
+        "layers", help="the same cases through DirectML.dll, ONNX Runtime's DirectML EP and its CPU provider: "
+                       "which layer answers, and where they differ")
+    layers.add_argument("reports", nargs="*", metavar="REPORT_DIR",
+                        help="bug report folders (case.json, inputs.npz) to replay instead of the fixed set")
+    layers.add_argument("--json", dest="json_out", default=None, help="also write every answer as JSON here")
+    layers.add_argument("--readme", default=None, help="put the table between <!-- directml-layers --> and "
+                                                       "<!-- /directml-layers --> in this markdown file")
+
+
 def run(args) -> int:
     command = getattr(args, "directml_command", None)
     if command == "setup":
@@ -54,11 +64,15 @@ def run(args) -> int:
         return _info(args)
     if command == "replay":
         return _replay(args)
+    if command == "layers":
+        from topkspec.targets.directml.layers import cmd_layers
+
+        return cmd_layers(args)
     if command == "compare":
         from topkspec.targets.directml.compare import cmd_compare
 
         return cmd_compare(args)
-    print("topkspec directml: choose a subcommand: setup, info, compare or replay", file=sys.stderr)
+    print("topkspec directml: choose a subcommand: setup, info, compare, layers or replay", file=sys.stderr)
     return 2
 
 

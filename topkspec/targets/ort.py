@@ -1,10 +1,10 @@
 """ONNX Runtime targets: one adapter, parameterised by execution provider.
 
-The CPU, CUDA and DirectML targets share every line but the provider name, its session
-options and how K reaches the model: DirectML compiles K into the operator (rule
-lower.k_constant), so its sessions are cached per (signature, K); the others take K as a
-graph input and cache one session per signature. Input dimensions are symbolic, so one
-session serves every shape.
+The CPU, CUDA and DirectML targets share every line but the provider name and its session
+options. K is a graph input (the DirectML EP reads it from CPU memory when it creates the DML
+operator, rule lower.k_constant), so each target caches one session per signature. Input
+dimensions are symbolic, so one session serves every shape. Off Windows, the DirectML target's
+sessions live in the Windows build of ONNX Runtime under Wine (directml/ep_target.py).
 """
 from __future__ import annotations
 
@@ -12,9 +12,14 @@ import numpy as np
 
 from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target, first_line
+from topkspec.targets.isolation import TargetCrashed, TargetHung
 from topkspec.targets.onnx_builder import (OnnxTopK, build_topk_model, newest_opset_profile, onnx_form,
                                            onnx_repro_fill)
 from topkspec.targets.repro import ReproWriter, RuntimeStack, operator_label, register_repro_writer, versions
+
+
+# ONNX value types DirectML's TopK has no tensor type for (rule lower.dtype).
+NO_DML_TYPE = frozenset({"float64", "bfloat16"})
 
 
 def session_options(provider: str):
@@ -68,12 +73,16 @@ class OnnxRuntimeTarget(Target):
             return "not installed"
         return f"onnxruntime {ort.__version__} ({self.provider})"
 
+    def _onnxruntime_providers(self) -> list:
+        import onnxruntime as ort
+
+        return ort.get_available_providers()
+
     def available(self):
         try:
-            import onnxruntime as ort
+            providers = self._onnxruntime_providers()
         except ImportError as exc:
             return False, f"{self.needs}: onnxruntime does not import ({exc})"
-        providers = ort.get_available_providers()
         if self.provider not in providers:
             return False, (f"{self.needs}: {self.provider} not in "
                            f"onnxruntime.get_available_providers() ({', '.join(providers)})")
@@ -116,6 +125,8 @@ class OnnxRuntimeTarget(Target):
             try:
                 self._sessions[key] = self._new_session(model)
                 self.sessions_built += 1
+            except (TargetCrashed, TargetHung):  # a worker process died or hung: not a refusal
+                raise
             except Exception as exc:  # the runtime refused the model (a missing kernel, an invalid node)
                 self._sessions[key] = exc
         session = self._sessions[key]
@@ -143,6 +154,8 @@ class OnnxRuntimeTarget(Target):
                 session = self._session(form, 1)
                 session.run(None, feeds)
                 self._probes[key] = None
+            except (TargetCrashed, TargetHung):
+                raise
             except Exception as exc:  # the session refused to build, or the run failed: the runtime's
                 cause = exc.__cause__ if isinstance(exc, Rejected) and exc.__cause__ else exc
                 self._probes[key] = (f"{self.name} cannot run a known-good TopK-{opset} on {dtype} "
@@ -173,6 +186,10 @@ class OnnxRuntimeTarget(Target):
         if refused:
             if form.dtype == "float32":  # float32, in every TopK version, fails: the opset is not loadable
                 return refused
+            if self.provider == "DmlExecutionProvider" and case.dtype in NO_DML_TYPE:
+                # The EP places only what DirectML's TopK takes (rule lower.dtype); with CPU
+                # fallback off it refuses the rest, in its own words.
+                return f"{refused} (rule lower.dtype: DirectML's TopK has no {case.dtype} values)"
             raise Rejected(refused)
         return None
 
@@ -182,6 +199,8 @@ class OnnxRuntimeTarget(Target):
         session = self._session(form, int(case.k))  # Rejected when the runtime refuses the model
         try:
             values, indices = session.run(None, feeds)
+        except (TargetCrashed, TargetHung):
+            raise
         except Exception as exc:  # the runtime refused the call
             raise Rejected(f"{self.name}: {type(exc).__name__}: {exc}") from exc
         return values, indices
@@ -202,10 +221,17 @@ def cuda() -> OnnxRuntimeTarget:
 
 
 def directml() -> OnnxRuntimeTarget:
-    # DirectML's native profile: the DML_FEATURE_LEVEL_5_0 table (64-bit types).
+    """The DirectML EP: on Windows the onnxruntime-directml wheel; elsewhere its Windows build
+    under Wine (directml/ep_target.py). DirectML's native profile: the DML_FEATURE_LEVEL_5_0
+    table (64-bit types). K is a graph input, as the EP reads it from CPU memory at run time."""
+    import os
+
+    if os.name != "nt":
+        from topkspec.targets.directml.ep_target import WineOrtTarget
+
+        return WineOrtTarget()
     return OnnxRuntimeTarget("onnxruntime-directml", "DmlExecutionProvider",
-                             "onnxruntime-directml on Windows with a DirectX 12 GPU",
-                             k_constant=True, native_profile="dml:5.0")
+                             "onnxruntime-directml on Windows with a DirectX 12 GPU", native_profile="dml:5.0")
 
 
 # -- bug reports: repro.py in onnxruntime's own API -------------------------------------------

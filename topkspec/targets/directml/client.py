@@ -184,7 +184,10 @@ def run_replay(stack: DirectMLStack, folder: str, *, adapter: str = "auto", time
 
 
 class Worker:
-    """One worker process at a time; see the module text."""
+    """One worker process at a time; see the module text. A subclass names another program
+    (`command`) and its requests; starting, waiting, crash and hang handling are shared."""
+
+    label = "directml"  # names the target in crash and hang messages
 
     def __init__(self, stack: DirectMLStack, *, adapter: str = "auto", timeout: float = 5.0,
                  min_level: int = 0x1000):
@@ -200,6 +203,10 @@ class Worker:
         self._replies: queue.Queue | None = None
         self._stderr = None
         self._executed: dict = {}  # descriptors executed by this process (their shaders are built)
+
+    def command(self) -> list[str]:
+        """The command line that starts this worker."""
+        return worker_command(self.stack, self.adapter, self.min_level)
 
     # -- lifetime ---------------------------------------------------------------------------
 
@@ -219,7 +226,7 @@ class Worker:
             kwargs["creationflags"] = getattr(subprocess, "CREATE_NO_WINDOW", 0)
         else:
             kwargs.update(start_new_session=True, preexec_fn=_die_with_parent)
-        self.process = subprocess.Popen(worker_command(self.stack, self.adapter, self.min_level),
+        self.process = subprocess.Popen(self.command(),
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
                                         env=worker_environment(self.stack, display), **kwargs)
         self.starts += 1
@@ -236,7 +243,8 @@ class Worker:
         if protocol.failed(status):
             step = self.info.get("failed") or protocol.STAGES.get(stage, "?")
             self.stop()
-            raise WorkerStartError(f"{step} failed: {protocol.hresult_name(status)}")
+            error = self.info.get("error")
+            raise WorkerStartError(f"{step} failed: {protocol.hresult_name(status)}" + (f": {error}" if error else ""))
         return self.info
 
     @staticmethod
@@ -273,7 +281,7 @@ class Worker:
             body = self._replies.get(timeout=timeout)
         except queue.Empty:
             self.kill()
-            raise TargetHung(f"directml: the worker did not answer within {timeout:g}s while {doing}; "
+            raise TargetHung(f"{self.label}: the worker did not answer within {timeout:g}s while {doing}; "
                              f"worker killed") from None
         if body is None:
             try:
@@ -282,7 +290,7 @@ class Worker:
                 code = None
             tail = self._stderr_tail()
             self.kill()
-            raise TargetCrashed(f"directml: the worker {describe_exit(code)} while {doing}"
+            raise TargetCrashed(f"{self.label}: the worker {describe_exit(code)} while {doing}"
                                 + (f" (stderr: {tail})" if tail else ""))
         return protocol.parse_reply(body)
 

@@ -105,3 +105,45 @@ def step_dll(log: Log, *, dll=None, version=None) -> Path:
 
 
 # -- 5. the worker ----------------------------------------------------------------------------
+
+
+# -- ONNX Runtime with the DirectML execution provider (the onnxruntime-directml target) -------
+
+ORT_FILES = ("onnxruntime.dll", "onnxruntime_providers_shared.dll", "DirectML.dll")
+
+
+def install_ort(log: Log, version: str = env.DEFAULT_ORT) -> Path:
+    """Puts the Windows onnxruntime.dll (built with the DirectML EP) and the DirectML.dll it
+    ships with into the cache, from the onnxruntime-directml wheel; returns onnxruntime.dll."""
+    folder = env.cache_dir() / "ort" / version
+    if all((folder / name).is_file() for name in ORT_FILES):
+        log(f"ONNX Runtime {version} already in the cache: {folder}")
+        return folder / "onnxruntime.dll"
+    python = next((tag for ort, tag in env.DIRECTML_WHEELS.values() if ort == version), "3.11")
+    wheel = download_wheel(version, python, log)
+    with zipfile.ZipFile(wheel) as archive:
+        by_name = {Path(n).name.lower(): n for n in archive.namelist() if "/capi/" in n}
+        absent = [name for name in ORT_FILES if name.lower() not in by_name]
+        if absent:
+            raise SetupError(f"{wheel.name} holds no {', '.join(absent)} under onnxruntime/capi/ (wheels before "
+                             f"1.20 link ONNX Runtime into the Python module): use onnxruntime-directml {env.DEFAULT_ORT}")
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in ORT_FILES:
+            tmp = folder / (name + ".tmp")
+            tmp.write_bytes(archive.read(by_name[name.lower()]))
+            os.replace(tmp, folder / name)
+    (folder / "source.json").write_text(json.dumps({"wheel": wheel.name, "onnxruntime-directml": version},
+                                                   indent=2) + "\n")
+    log(f"extracted {', '.join(ORT_FILES)} from {wheel.name} into {folder}")
+    return folder / "onnxruntime.dll"
+
+
+def step_ort(log: Log) -> Path:
+    log.section("ONNX Runtime with the DirectML execution provider (the Windows build, for onnxruntime-directml)")
+    path = install_ort(log)
+    state = env.load_state()
+    state["ort"] = {"dll": str(path), "version": env.DEFAULT_ORT}
+    env.save_state(state)
+    log(f"onnxruntime.dll {path} (DirectML {env.short_version(env.pe_file_version(path.parent / 'DirectML.dll'))} "
+        f"beside it)")
+    return path

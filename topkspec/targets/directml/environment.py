@@ -7,7 +7,9 @@ Everything `topkspec directml setup` makes lives in one cache folder:
 
       state.json          what setup chose: the DirectML.dll in use, the Mesa it unpacked, the compiler
       dll/<version>/      DirectML.dll (+ source.json: the wheel or path it came from)
-      worker/<hash>/      topk_worker.exe, built from worker.c (the hash covers the source and compiler)
+      worker/<hash>/      topk_worker.exe from worker.c, topk_ort_worker.exe from ort_worker.c (the hash
+                          covers the source, worker_io.h and the compiler)
+      ort/<version>/      onnxruntime.dll with the DirectML EP, its DirectML.dll (from the same wheel)
       wineprefix/         the 64-bit Wine prefix (Linux)
       mesa/<version>/     Mesa's lavapipe unpacked from Debian's archive, with its ICD file (Linux)
       wheels/             the onnxruntime-directml wheels DirectML.dll was taken from
@@ -19,7 +21,6 @@ as 1.13.1), else the one setup chose last. $TOPKSPEC_DIRECTML_ADAPTER picks the 
 from __future__ import annotations
 
 import glob
-import hashlib
 import json
 import os
 import re
@@ -46,6 +47,8 @@ DIRECTML_WHEELS = {
     "1.5.1": ("1.9.0", "3.8"),
 }
 DEFAULT_DIRECTML = "1.15.4"
+# The onnxruntime-directml wheel whose onnxruntime.dll (and DirectML.dll) the EP target runs.
+DEFAULT_ORT = DIRECTML_WHEELS[DEFAULT_DIRECTML][0]
 # Releases before 1.8 divide by the device's wave lane count, which vkd3d reports as 0.
 LANE_WORKAROUND_BEFORE = (1, 8)
 
@@ -151,24 +154,6 @@ def needs_lane_workaround(version: str | None) -> bool:
     return bool(version) and not IS_WINDOWS and version_key(version) < LANE_WORKAROUND_BEFORE
 
 
-# -- the worker -------------------------------------------------------------------------------
-
-def find_compiler() -> tuple[list[str] | None, str]:
-    """(command prefix that compiles C for x86_64 Windows, its name); (None, what is missing)."""
-    mingw = shutil.which("x86_64-w64-mingw32-gcc")
-    if mingw:
-        return [mingw], "mingw-w64 " + _first_output_line([mingw, "-dumpversion"])
-    try:
-        import importlib.util
-
-        if importlib.util.find_spec("ziglang") is not None:
-            return [sys.executable, "-m", "ziglang", "cc", "-target", "x86_64-windows-gnu"], "zig cc (ziglang)"
-    except (ImportError, ValueError):
-        pass
-    return None, ("no compiler for the worker: install mingw-w64 (x86_64-w64-mingw32-gcc) or "
-                  "`pip install ziglang`, or run `topkspec directml setup`")
-
-
 def _first_output_line(command) -> str:
     try:
         out = subprocess.run(command, capture_output=True, text=True, timeout=30)
@@ -176,50 +161,6 @@ def _first_output_line(command) -> str:
         return "?"
     text = (out.stdout or out.stderr).strip()
     return text.splitlines()[0] if text else "?"
-
-
-def worker_hash(compiler_name: str) -> str:
-    digest = hashlib.sha256(WORKER_SOURCE.read_bytes())
-    digest.update(compiler_name.encode())
-    return digest.hexdigest()[:16]
-
-
-def built_worker() -> Path | None:
-    """The worker built from this worker.c, when there is one (any compiler)."""
-    state = load_state()
-    path = state.get("worker")
-    if path and os.path.isfile(path) and state.get("worker_source") == source_digest():
-        return Path(path)
-    return None
-
-
-def source_digest() -> str:
-    return hashlib.sha256(WORKER_SOURCE.read_bytes()).hexdigest()[:16]
-
-
-def build_worker(log=None) -> Path:
-    """Compiles worker.c into the cache (once per source and compiler) and records it."""
-    command, name = find_compiler()
-    if command is None:
-        raise RuntimeError(name)
-    folder = cache_dir() / "worker" / worker_hash(name)
-    exe = folder / WORKER_EXE
-    if not exe.is_file():
-        folder.mkdir(parents=True, exist_ok=True)
-        if log:
-            log(f"building the worker with {name}: {exe}")
-        tmp = folder / (WORKER_EXE + ".tmp.exe")
-        out = subprocess.run(command + ["-O1", "-o", str(tmp), str(WORKER_SOURCE), "-ld3d12", "-ldxgi"],
-                             capture_output=True, text=True)
-        if out.returncode != 0:
-            raise RuntimeError(f"building the worker with {name} failed:\n{out.stderr.strip()}")
-        os.replace(tmp, exe)
-    elif log:
-        log(f"worker already built with {name}: {exe}")
-    state = load_state()
-    state.update(worker=str(exe), worker_source=source_digest(), compiler=name)
-    save_state(state)
-    return exe
 
 
 # -- Linux: Wine, Xvfb, Mesa ------------------------------------------------------------------
@@ -337,8 +278,9 @@ class DirectMLStack:
                 "wine": self.wine, "vkd3d": self.vkd3d, "mesa": self.mesa, "missing": list(self.missing)}
 
 
-def current_stack() -> DirectMLStack:
-    """The stack a run would use, with exactly what is missing."""
+def platform_stack() -> DirectMLStack:
+    """The layers beneath DirectML a run would use (Wine, Xvfb, the prefix, the Vulkan driver
+    on Linux), with exactly what is missing; no DirectML.dll or worker yet."""
     import platform as platform_module
 
     machine = platform_module.machine().lower()
@@ -350,18 +292,6 @@ def current_stack() -> DirectMLStack:
         return DirectMLStack(sys.platform, missing=[f"DirectML runs on Windows, or under Wine on Linux; not on {sys.platform}"])
     if machine not in ("x86_64", "amd64"):
         stack.missing.append(f"DirectML.dll is x86-64 code; this machine is {machine}")
-    dll, how = chosen_dll()
-    if dll is None:
-        stack.missing.append(how)
-    else:
-        stack.dll, stack.dll_chosen_by = dll, how
-        stack.dll_file_version = pe_file_version(dll)
-        stack.dll_version = short_version(stack.dll_file_version)
-    stack.worker = built_worker()
-    if stack.worker is None:
-        command, why = find_compiler()
-        stack.missing.append("the worker is not built for this worker.c: run `topkspec directml setup`"
-                             + ("" if command else f" ({why})"))
     if stack.under_wine:
         stack.wine = wine_version()
         if stack.wine is None:
@@ -381,4 +311,34 @@ def current_stack() -> DirectMLStack:
         else:
             stack.missing.append("no Vulkan driver (Mesa lavapipe with VK_EXT_descriptor_indexing): "
                                  "run `topkspec directml setup`")
+    return stack
+
+
+def ort_dll() -> Path | None:
+    """The Windows onnxruntime.dll with the DirectML EP that setup installed: $TOPKSPEC_ORT_DLL
+    (a path) or the one in the cache."""
+    given = os.environ.get("TOPKSPEC_ORT_DLL")
+    if given:
+        return Path(given).resolve() if os.path.isfile(given) else None
+    path = (load_state().get("ort") or {}).get("dll")
+    return Path(path) if path and os.path.isfile(path) else None
+
+
+def current_stack() -> DirectMLStack:
+    """The stack a run of the directml target would use, with exactly what is missing."""
+    stack = platform_stack()
+    if stack.platform not in ("windows", "wine"):
+        return stack
+    dll, how = chosen_dll()
+    if dll is None:
+        stack.missing.append(how)
+    else:
+        stack.dll, stack.dll_chosen_by = dll, how
+        stack.dll_file_version = pe_file_version(dll)
+        stack.dll_version = short_version(stack.dll_file_version)
+    from topkspec.targets.directml.build import built_worker, missing_worker
+
+    stack.worker = built_worker()
+    if stack.worker is None:
+        stack.missing.append(missing_worker())
     return stack

@@ -10,8 +10,10 @@ Linux (Debian/Ubuntu, as root for the packages):
      system's Mesa is left alone); elsewhere the distribution's mesa-vulkan-drivers;
   3. a 64-bit Wine prefix with Direct3D's renderer set to Vulkan and no crash debugger;
   4. DirectML.dll, from the onnxruntime-directml wheel that carries the asked version (or --dll PATH);
-  5. the worker, built from worker.c with mingw-w64 (or Zig from PyPI when there is no mingw-w64);
-  6. a check: the worker makes its device and computes DirectML's four worked examples exactly.
+  4b. (Linux) ONNX Runtime's Windows onnxruntime.dll with the DirectML EP, from the same wheel;
+  5. the workers, built from worker.c and ort_worker.c with mingw-w64 (or Zig from PyPI);
+  6. a check: the worker makes its device and computes DirectML's four worked examples exactly;
+     (Linux) the ONNX Runtime worker computes a TopK on the DirectML EP exactly.
 Windows: steps 4 to 6 (the compiler is Zig from PyPI unless mingw-w64's gcc is on PATH).
 """
 from __future__ import annotations
@@ -26,7 +28,8 @@ import time
 from pathlib import Path
 
 from topkspec.targets.directml import environment as env
-from topkspec.targets.directml.dll_install import step_dll
+from topkspec.targets.directml import build
+from topkspec.targets.directml.dll_install import step_dll, step_ort
 from topkspec.targets.directml.setup_shell import Log, SetupError, _run  # noqa: F401  (SetupError: the error of setup)
 
 APT_PACKAGES = ["wine", "wine64", "libwine", "xvfb", "xauth", "libvulkan1",
@@ -216,19 +219,19 @@ def step_prefix(log: Log) -> None:
 
 
 def step_worker(log: Log, updated: list) -> Path:
-    log.section("the worker (worker.c, built from source)")
-    command, name = env.find_compiler()
+    log.section("the workers (worker.c for DirectML.dll, ort_worker.c for ONNX Runtime; built from source)")
+    command, name = build.find_compiler()
     if command is None:
         log("no mingw-w64 gcc: installing Zig from PyPI (its first Windows build takes a few minutes)")
         _run([sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "-q", "ziglang"], log)
-    exe = env.build_worker(log)
-    _prune_workers(exe, log)
-    return exe
+    built = [build.build_worker(log, program) for program in build.PROGRAMS]
+    _prune_workers(built, log)
+    return built[0]
 
 
-def _prune_workers(keep: Path, log: Log) -> None:
+def _prune_workers(keep: list, log: Log) -> None:
     for old in (env.cache_dir() / "worker").glob("*"):
-        if old.is_dir() and old != keep.parent:
+        if old.is_dir() and old not in {exe.parent for exe in keep}:
             shutil.rmtree(old, ignore_errors=True)
             log(f"removed an older build: {old}")
 
@@ -275,6 +278,29 @@ def step_check(log: Log, adapter: str | None = None) -> dict:
         target.close()
 
 
+def step_check_ep(log: Log) -> None:
+    """Starts the ONNX Runtime worker on the DirectML EP and runs one TopK exactly."""
+    import numpy as np
+
+    from topkspec.spec import Case
+    from topkspec.targets.directml.ep_target import WineOrtTarget
+
+    log.section("check: ONNX Runtime's DirectML EP (CPU fallback off) computes a TopK")
+    target = WineOrtTarget()
+    try:
+        ok, why = target.available()
+        if not ok:
+            raise SetupError(f"the onnxruntime-directml target is not available: {why}")
+        x = np.array([[1, 3, 2, 3]], np.float32)
+        values, indices = target.run(Case("onnx:11", "TopK", "float32", (1, 4), 1, 2, index_dtype="int64"), x)
+        if values.tolist() != [[3.0, 3.0]] or indices.tolist() != [[1, 3]]:
+            raise SetupError(f"the DirectML EP returned {values.tolist()} / {indices.tolist()} for "
+                             f"{x.tolist()}, K = 2; expected [[3.0, 3.0]] / [[1, 3]]")
+        log(f"exact; {target.version()}")
+    finally:
+        target.close()
+
+
 def _type_names():
     from topkspec.targets.directml.protocol import DATA_TYPES
 
@@ -301,8 +327,12 @@ def setup(*, dll: str | None = None, version: str | None = None, adapter: str | 
         else:
             raise SetupError(f"DirectML runs on Windows, or under Wine on Linux; not on {sys.platform}")
         installed = step_dll(log, dll=dll, version=version)
+        if not env.IS_WINDOWS:  # on Windows the onnxruntime-directml wheel itself is the EP target
+            step_ort(log)
         step_worker(log, updated)
         step_check(log, adapter)
+        if not env.IS_WINDOWS:
+            step_check_ep(log)
     except SetupError as exc:
         log.stream.write(f"topkspec directml setup: failed: {exc}\n")
         if installed is not None and previous and os.path.isfile(previous) and previous != str(installed):
@@ -314,5 +344,6 @@ def setup(*, dll: str | None = None, version: str | None = None, adapter: str | 
                              f"{previous}\n")
         return 1
     log.stream.write(f"topkspec directml setup: done in {time.monotonic() - log.started:.0f} s; "
-                     f"`topkspec targets` lists directml as available\n")
+                     f"`topkspec targets` lists directml (and off Windows onnxruntime-directml) "
+                     f"as available\n")
     return 0

@@ -22,8 +22,7 @@
  *   cc -O1 worker.c -o topk_worker.exe -ld3d12 -ldxgi
  */
 #define COBJMACROS
-#define WIN32_LEAN_AND_MEAN
-#include <windows.h>
+#include "worker_io.h" /* the protocol's frames, buffers, clock and request loop */
 #include <initguid.h> /* the D3D12 and DXGI interface ids are defined here, not linked */
 #include <d3d12.h>
 #include <dxgi1_4.h>
@@ -35,24 +34,16 @@
 
 /* ---- the protocol (mirrors protocol.py) ------------------------------------------------ */
 
-#define WORKER_PROTOCOL 1
 #define CMD_CREATE 2
 #define CMD_EXECUTE 3
-#define CMD_CRASH 4
-#define CMD_HANG 5
-#define CMD_QUIT 6
 
 /* Where an EXECUTE stopped (the status is that step's HRESULT). */
-#define STAGE_NONE 0
 #define STAGE_CREATE 1
 #define STAGE_COMPILE 2
 #define STAGE_INITIALIZE 3
 #define STAGE_EXECUTE 4
 #define STAGE_READBACK 5
-#define STAGE_DEVICE 6
-#define STAGE_PROTOCOL 7
 
-#define MAX_FRAME (1u << 30)
 #define MAX_DIMS 16
 #define CACHE_SLOTS 48
 
@@ -185,112 +176,6 @@ static dmlw_binding_properties binding_properties(void *dispatchable) {
     memset(&props, 0, sizeof props);
     ((fn_binding_properties)VT(dispatchable)[SLOT_DISPATCHABLE_GET_BINDING_PROPERTIES])(dispatchable, &props);
     return props;
-}
-
-/* ---- standard streams ------------------------------------------------------------------- */
-
-static HANDLE in_handle, out_handle;
-
-static int read_exact(void *buffer, DWORD size) {
-    char *at = buffer;
-    while (size) {
-        DWORD got = 0;
-        if (!ReadFile(in_handle, at, size, &got, NULL) || got == 0) return 0;
-        at += got;
-        size -= got;
-    }
-    return 1;
-}
-
-static int write_exact(const void *buffer, DWORD size) {
-    const char *at = buffer;
-    while (size) {
-        DWORD put = 0;
-        if (!WriteFile(out_handle, at, size, &put, NULL) || put == 0) return 0;
-        at += put;
-        size -= put;
-    }
-    return 1;
-}
-
-/* A growing byte buffer for replies. */
-typedef struct {
-    uint8_t *data;
-    size_t size, capacity;
-} bytes;
-
-static void put(bytes *b, const void *data, size_t size) {
-    if (b->size + size > b->capacity) {
-        size_t capacity = b->capacity ? b->capacity : 256;
-        while (capacity < b->size + size) capacity *= 2;
-        b->data = realloc(b->data, capacity);
-        if (!b->data) {
-            fputs("topk_worker: out of memory\n", stderr);
-            ExitProcess(3);
-        }
-        b->capacity = capacity;
-    }
-    memcpy(b->data + b->size, data, size);
-    b->size += size;
-}
-
-static void put_u64(bytes *b, uint64_t v) { put(b, &v, 8); }
-static void put_f64(bytes *b, double v) { put(b, &v, 8); }
-
-static void put_text(bytes *b, const char *text) { put(b, text, strlen(text)); }
-
-static void put_json_string(bytes *b, const char *text) {
-    put_text(b, "\"");
-    for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
-        char escaped[8];
-        if (*c == '"' || *c == '\\') {
-            escaped[0] = '\\';
-            escaped[1] = (char)*c;
-            put(b, escaped, 2);
-        } else if (*c < 0x20) {
-            snprintf(escaped, sizeof escaped, "\\u%04x", *c);
-            put_text(b, escaped);
-        } else {
-            put(b, c, 1);
-        }
-    }
-    put_text(b, "\"");
-}
-
-/* A reply frame: u32 length, u32 status (an HRESULT), u32 stage, payload. */
-static bytes *captured; /* while set, reply() appends its frame here (--replay) */
-
-static int reply(uint32_t status, uint32_t stage, const bytes *payload) {
-    uint32_t head[3];
-    head[0] = 8 + (uint32_t)(payload ? payload->size : 0);
-    head[1] = status;
-    head[2] = stage;
-    if (captured) {
-        put(captured, head, sizeof head);
-        if (payload && payload->size) put(captured, payload->data, payload->size);
-        return 1;
-    }
-    if (!write_exact(head, sizeof head)) return 0;
-    if (payload && payload->size && !write_exact(payload->data, (DWORD)payload->size)) return 0;
-    return 1;
-}
-
-static int reply_message(uint32_t status, uint32_t stage, const char *message) {
-    bytes b = {0};
-    put_text(&b, message);
-    int ok = reply(status, stage, &b);
-    free(b.data);
-    return ok;
-}
-
-/* ---- clocks ----------------------------------------------------------------------------- */
-
-static double ticks_per_us;
-
-static double now_us(void) {
-    LARGE_INTEGER t;
-    QueryPerformanceCounter(&t);
-    return (double)t.QuadPart / ticks_per_us;
 }
 
 /* ---- the device ------------------------------------------------------------------------- */
@@ -568,33 +453,6 @@ typedef struct {
     dmlw_top_k1_desc top_k1;
     dmlw_operator_desc op;
 } parsed_desc;
-
-typedef struct {
-    const uint8_t *at, *end;
-    int ok;
-} reader;
-
-/* Copies the next n bytes to out; past the end, marks the reader failed and leaves out alone. */
-static void take(reader *r, void *out, size_t n) {
-    if ((size_t)(r->end - r->at) < n) {
-        r->ok = 0;
-        return;
-    }
-    memcpy(out, r->at, n);
-    r->at += n;
-}
-
-static uint32_t get_u32(reader *r) {
-    uint32_t v = 0;
-    take(r, &v, sizeof v);
-    return v;
-}
-
-static uint64_t get_u64(reader *r) {
-    uint64_t v = 0;
-    take(r, &v, sizeof v);
-    return v;
-}
 
 /* Operator descriptor: u32 op_type, axis, k, direction; then three tensors (input, values,
    indices), each u32 tensor_type, data_type, flags, dimension_count, has_strides, u64
@@ -1304,16 +1162,6 @@ static int replay_folder(const char *folder, UINT device_level) {
 
 /* ---- start ------------------------------------------------------------------------------ */
 
-static LONG WINAPI on_crash(EXCEPTION_POINTERS *info) {
-    char text[128];
-    DWORD code = info && info->ExceptionRecord ? info->ExceptionRecord->ExceptionCode : 0;
-    snprintf(text, sizeof text, "topk_worker: unhandled exception 0x%08lx\n", (unsigned long)code);
-    DWORD put_count;
-    WriteFile(GetStdHandle(STD_ERROR_HANDLE), text, (DWORD)strlen(text), &put_count, NULL);
-    TerminateProcess(GetCurrentProcess(), 70);
-    return EXCEPTION_EXECUTE_HANDLER;
-}
-
 static const UINT feature_levels[] = {0x1000, 0x2000, 0x2100, 0x3000, 0x3100, 0x4000, 0x4100, 0x5000,
                                       0x5100, 0x5200, 0x6000, 0x6100, 0x6200, 0x6300, 0x6400};
 
@@ -1335,6 +1183,14 @@ static HRESULT max_feature_level(UINT *level) {
     return hr;
 }
 
+static int handle_request(uint32_t command, reader *r) {
+    switch (command) {
+    case CMD_CREATE: return do_create(r);
+    case CMD_EXECUTE: return do_execute(r);
+    default: return -1;
+    }
+}
+
 int main(int argc, char **argv) {
     const char *dll = "DirectML.dll", *adapter = "auto";
     UINT min_level = 0x1000;
@@ -1349,13 +1205,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--replay") && i + 1 < argc) replay_dir = argv[++i];
     }
     trace = getenv("TOPK_WORKER_TRACE") != NULL;
-    SetErrorMode(SEM_FAILCRITICALERRORS | SEM_NOGPFAULTERRORBOX | SEM_NOOPENFILEERRORBOX);
-    SetUnhandledExceptionFilter(on_crash);
-    in_handle = GetStdHandle(STD_INPUT_HANDLE);
-    out_handle = GetStdHandle(STD_OUTPUT_HANDLE);
-    LARGE_INTEGER frequency;
-    QueryPerformanceFrequency(&frequency);
-    ticks_per_us = (double)frequency.QuadPart / 1e6;
+    io_start("topk_worker");
 
     bytes info = {0}, listing = {0};
     adapter_info chosen;
@@ -1445,34 +1295,5 @@ int main(int argc, char **argv) {
     free(listing.data);
     if (FAILED(hr)) return 1;
 
-    bytes request = {0};
-    for (;;) {
-        uint32_t size;
-        if (!read_exact(&size, 4)) return 0; /* the suite closed the pipe */
-        if (size < 4 || size > MAX_FRAME) {
-            reply_message(E_INVALIDARG, STAGE_PROTOCOL, "bad frame length");
-            return 2;
-        }
-        request.size = 0;
-        if (request.capacity < size) {
-            free(request.data);
-            request.data = malloc(size);
-            request.capacity = size;
-            if (!request.data) return 3;
-        }
-        if (!read_exact(request.data, size)) return 0;
-        reader r = {request.data + 4, request.data + size, 1};
-        uint32_t command;
-        memcpy(&command, request.data, 4);
-        int ok = 1;
-        switch (command) {
-        case CMD_CREATE: ok = do_create(&r); break;
-        case CMD_EXECUTE: ok = do_execute(&r); break;
-        case CMD_CRASH: *(volatile int *)(uintptr_t)8 = 1; break;
-        case CMD_HANG: Sleep(INFINITE); break;
-        case CMD_QUIT: reply(S_OK, STAGE_NONE, NULL); return 0;
-        default: ok = reply_message(E_INVALIDARG, STAGE_PROTOCOL, "unknown command");
-        }
-        if (!ok) return 2;
-    }
+    return serve(handle_request);
 }
