@@ -129,6 +129,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--seed", type=int, default=0)
     bench.add_argument("--repeat", type=_positive, default=3,
                        help="runs of each target, each between two of the floor; the median counts (default 3)")
+    bench.add_argument("--bugs", default=None, metavar="FILE[:NAME,...]",
+                       help="plain TopK functions with planted bugs (every public function of FILE, or "
+                            "the NAMEs): time and examples to each one's first failure")
+    bench.add_argument("--seeds", type=_positive, default=5, help="--bugs: seeds per bug (default 5)")
     bench.add_argument("--quiet", action="store_true", help="no progress lines")
     bench.add_argument("--number", type=_positive, default=20000, help="bench spec: validate calls per timing")
     bench.add_argument("--json", action="store_true", help="bench spec: the figures as JSON")
@@ -217,12 +221,14 @@ def cmd_bench(args) -> int:
         result = measure(repeat=args.repeat, number=args.number)
         print(json.dumps(result, indent=2) if args.json else format_report(result))
         return 0
-    from topkspec.fuzz.bench import run_bench
+    from topkspec.fuzz.bench import planted_bugs, run_bench
 
     names = [name.strip() for name in args.targets.split(",") if name.strip()]
     check_target_names(names)
+    if args.bugs is not None:
+        planted_bugs(args.bugs)  # a bad file or name stops here, before any run
     for line in run_bench(names, max_examples=args.max_examples, seed=args.seed, repeat=args.repeat,
-                          progress=None if args.quiet else sys.stderr):
+                          progress=None if args.quiet else sys.stderr, bugs=args.bugs, seeds=args.seeds):
         print(json.dumps(line), flush=True)
     return 0
 

@@ -69,6 +69,7 @@ class RunConfig:
     groups: tuple | None = None  # restrict to these groups
     progress: object = None  # a stream for progress lines, or None
     shrink: bool = True  # False: report failures as found (benchmarks measure the search alone)
+    stop_at_first: bool = False  # end the run at its first failure (time to the first failure)
     strict_doc: bool = False  # the literal DirectML text: K must be less than the axis size
     known: str | None = None  # known deviations: a TOML file, "" for the target's shipped list, None for none
     report_known: bool = False  # shrink and report known deviations too (never a failure of the run)
