@@ -31,6 +31,7 @@ from hypothesis import seed as hypothesis_seed
 
 from topkspec.errors import remove_if_empty, writable_folder
 from topkspec.properties.failures import Violation
+from topkspec.properties.result import remembered_references
 from topkspec.fuzz.config import (
     DEFAULT_DATABASE, MAX_SEARCHES, SETTINGS, SETTINGS_WITH_DATABASE, RunConfig, RunError, register_settings,
 )
@@ -208,7 +209,8 @@ def group_test(target, result, group, strategy, body, *, progress=None, strict_d
         start = time.perf_counter()
         try:
             try:
-                judged = body(ctx, data)
+                with remembered_references():  # the example's checks share the reference's results
+                    judged = body(ctx, data)
             except Violation as violation:  # a crash, hang, broken adapter or refusal: the example ends
                 ctx.found.append(violation)
                 judged = True
