@@ -374,3 +374,28 @@ def test_bench_lists_the_planted_bugs_of_a_file():
     path, names = planted_bugs(PLANTED)
     assert path == PLANTED and "heap_path_above_64" in names and "CORRECT" not in names, names
     assert not any(name.startswith("_") for name in names), names
+
+
+@pytest.mark.parametrize("option", ["--max-axis-size", "--max-elements"])
+def test_shape_limits_must_be_positive(capsys, option):
+    assert main(["fuzz", "--target", "reference", option, "0"]) == 2
+    assert "expected at least 1" in capsys.readouterr().err
+
+
+def test_fuzz_draws_axes_as_long_as_asked(capsys, monkeypatch):
+    """--max-axis-size reaches the strategies: a run with axes to 2**17 draws some longer than
+    the default room, and judges them."""
+    from topkspec.fuzz import groups
+
+    seen = []
+    real = groups._result_body
+
+    def watching(ctx, data):
+        seen.append(data[0].axis_size)
+        return real(ctx, data)
+
+    monkeypatch.setattr(groups, "_result_body", watching)
+    code = main(["fuzz", "--target", "reference", "--max-axis-size", str(1 << 17), "--max-examples", "120",
+                 "--seed", "0", "--quiet", "--settings", "ci"])
+    assert code == 0, capsys.readouterr()
+    assert max(seen) > 65536 >= 4096, f"longest axis drawn: {max(seen)}"

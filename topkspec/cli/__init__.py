@@ -61,6 +61,11 @@ def _add_run_options(parser) -> None:
                         help="shrink and report known deviations too (they still do not fail the run)")
     parser.add_argument("--documents-only", action="store_true",
                         help="judge by the documents alone: a rule that is our reading of them, broken, is a note")
+    parser.add_argument("--max-axis-size", type=_positive, default=None, metavar="N",
+                        help="the longest axis an input has (default 4096; --settings gpu: 2097152)")
+    parser.add_argument("--max-elements", type=_positive, default=None, metavar="N",
+                        help="the most elements an input has (default 65536, or the longest axis; "
+                             "--settings gpu: 4194304)")
 
 
 def did_you_mean(name: str) -> str:
@@ -97,7 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="examples for the whole run, shared among the property groups")
     fuzz.add_argument("--report-dir", default=None, help="write a bug report folder per failure here")
     fuzz.add_argument("--settings", choices=sorted(SETTINGS), default=None,
-                      help="named Hypothesis settings (ci: derandomised, no database; dev; nightly)")
+                      help="named Hypothesis settings (ci: derandomised, no database; dev; nightly; gpu: axes to "
+                           "2**21 over a few rows)")
     fuzz.add_argument("--database", default=None,
                       help="example database: a directory or redis://host:port/db (default .topkspec/examples)")
     fuzz.add_argument("--quiet", action="store_true", help="no progress lines")
@@ -167,7 +173,8 @@ def cmd_fuzz(args) -> int:
                            seed=args.seed, settings=args.settings, database=args.database,
                            report_dir=args.report_dir, isolate=_isolate(args.isolate), timeout=args.timeout,
                            progress=None if args.quiet else sys.stderr, strict_doc=args.strict_doc,
-                           known=args.known, report_known=args.report_known, documents_only=args.documents_only)
+                           known=args.known, report_known=args.report_known, documents_only=args.documents_only,
+                           max_axis_size=args.max_axis_size, max_elements=args.max_elements)
         result = run_fuzz(config, target=target)
     finally:
         target.close()  # the run closes it too; this is for a Ctrl-C before the run begins
@@ -204,7 +211,8 @@ def cmd_matrix(args) -> int:
     text, status = run_matrix(names, max_examples=args.max_examples, seed=args.seed, profile=args.profile,
                              report_dir=args.report_dir, isolate=_isolate(args.isolate), timeout=args.timeout,
                              out_dir=out_dir, progress=None if args.quiet else sys.stderr, known=args.known,
-                             report_known=args.report_known, documents_only=args.documents_only)
+                             report_known=args.report_known, documents_only=args.documents_only,
+                             max_axis_size=args.max_axis_size, max_elements=args.max_elements)
     if args.out:
         with open(args.out, "w") as handle:
             handle.write(text)

@@ -34,6 +34,7 @@ from topkspec.properties.failures import Violation
 from topkspec.properties.result import remembered_references
 from topkspec.fuzz.config import (
     DEFAULT_DATABASE, MAX_SEARCHES, SETTINGS, SETTINGS_WITH_DATABASE, RunConfig, RunError, register_settings,
+    shape_limits,
 )
 from topkspec.fuzz.context import GroupContext
 from topkspec.fuzz.database import KeyedDatabase, open_database
@@ -164,7 +165,8 @@ def _search(config: RunConfig, target: Target | None, made: list) -> RunResult:
                            notes=notes, strict_doc=config.strict_doc, known=known,
                            report_known=config.report_known, documents_only=config.documents_only,
                            computes=target.computes)
-        groups = plan_groups(target, profile, strict_doc=config.strict_doc)
+        groups = plan_groups(target, profile, strict_doc=config.strict_doc,
+                             **shape_limits(config.settings, config.max_axis_size, config.max_elements))
         if config.groups is not None:
             groups = {g: v for g, v in groups.items() if g in config.groups}
         progress = Progress(config.progress, budget, label=target.name)
