@@ -33,6 +33,11 @@ def pytest_addoption(parser):
                     help="shrink and report known deviations too (they still pass)")
     group.addoption("--topk-documents-only", action="store_true", default=False,
                     help="judge by the documents alone: our readings broken are notes, not failures")
+    group.addoption("--topk-max-examples", type=int, default=None, metavar="N",
+                    help="the budget of the suite run (default: the Hypothesis profile's max_examples)")
+    group.addoption("--topk-database", default=None, metavar="DIR",
+                    help="example database for the suite's tests (a directory or redis://host:port/db), shared "
+                         "by every process that names it (pytest-xdist workers too)")
     group.addoption("--topk-max-axis-size", type=int, default=None, metavar="N",
                     help="the longest axis an input has (default 4096)")
     group.addoption("--topk-max-elements", type=int, default=None, metavar="N",
@@ -54,6 +59,28 @@ def pytest_configure(config):
     _check_options(config)
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_sessionstart(session):
+    """--topk-max-examples, --topk-database: the loaded Hypothesis profile with the run's
+    budget and database, loaded after Hypothesis's own plugin loaded --hypothesis-profile (and
+    before the suite is collected, whose tests read the budget)."""
+    config = session.config
+    budget, database = config.getoption("--topk-max-examples"), config.getoption("--topk-database")
+    if budget is None and database is None:
+        return
+    from hypothesis import settings
+
+    changes = {}
+    if budget is not None:
+        changes["max_examples"] = budget
+    if database is not None:
+        from topkspec.fuzz.database import open_database
+        changes["database"] = open_database(database, named=True)
+        changes["derandomize"] = False  # a database and derandomize exclude each other
+    settings.register_profile("topkspec-run", parent=settings.default, **changes)
+    settings.load_profile("topkspec-run")
+
+
 def pytest_unconfigure(config):
     made = config.stash.get(_MADE_FOLDERS, [])
     if made:
@@ -72,7 +99,10 @@ def _check_options(config) -> None:
         if profile is not None:
             from topkspec import spec
             spec.parse_profile(profile)
-        for option in ("--topk-max-axis-size", "--topk-max-elements"):
+        if config.getoption("--topk-database"):  # a database that cannot be opened stops the run here
+            from topkspec.fuzz.database import open_database
+            open_database(config.getoption("--topk-database"), named=True)
+        for option in ("--topk-max-axis-size", "--topk-max-elements", "--topk-max-examples"):
             if config.getoption(option) is not None and config.getoption(option) < 1:
                 raise ValueError(f"{option} must be at least 1, got {config.getoption(option)}")
         known = config.getoption("--topk-known")

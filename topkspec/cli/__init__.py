@@ -107,6 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
     fuzz.add_argument("--database", default=None,
                       help="example database: a directory or redis://host:port/db (default .topkspec/examples)")
     fuzz.add_argument("--quiet", action="store_true", help="no progress lines")
+    fuzz.add_argument("--workers", type=_positive, default=None, metavar="N",
+                      help="spread the campaign over N processes (pytest-xdist over the suite's property groups, "
+                           "sharing the example database)")
     fuzz.add_argument("--strict-doc", action="store_true",
                       help="apply the literal DirectML text: K must be less than the axis size (a target "
                            "must refuse K equal to it); by default a target may refuse or compute it")
@@ -164,6 +167,10 @@ def cmd_fuzz(args) -> int:
     from topkspec.fuzz.resolve import resolve_target
 
     check_target_names([args.target])
+    if args.workers is not None:
+        from topkspec.cli.parallel import run
+
+        return run(args)
     # First: a target's worker process starts and imports its runtime while this one loads the engine.
     target = resolve_target(args.target, isolate=_isolate(args.isolate), timeout=args.timeout)
     try:
