@@ -342,3 +342,60 @@ def test_bench_spec_prints_validate_and_import_times(capsys):
     assert set(result["validate_us"]) == set(result["findings"]) and result["validate_us"], result
     assert all(us > 0 for us in result["validate_us"].values()), result["validate_us"]
     assert "import topkspec.spec" in result["import_ms"], result["import_ms"]
+
+
+def test_bench_times_each_planted_bug_to_its_first_failure(capsys):
+    """--bugs: one line per bug with the seconds and examples to its first failure, median and
+    max over the seeds; a bug no budget can find (the correct implementation) has none."""
+    assert main(["bench", "--targets", "reference", "--max-examples", "60", "--repeat", "1", "--quiet",
+                 "--bugs", f"{PLANTED}:one_based_indices,ignores_direction", "--seeds", "2"]) == 0
+    bugs = [line for line in map(json.loads, capsys.readouterr().out.splitlines()) if "bug" in line]
+    assert [line["bug"] for line in bugs] == ["one_based_indices", "ignores_direction"], bugs
+    for line in bugs:
+        assert line["found"] == "2 of 2", line
+        assert 0 < line["seconds_median"] <= line["seconds_max"], line
+        assert 1 <= line["examples_median"] <= line["examples_max"] <= 60, line
+    from topkspec.fuzz.bench import bug_line
+
+    assert bug_line(PLANTED, "CORRECT", seeds=1, max_examples=20) == {
+        "bug": "CORRECT", "found": "0 of 1", "max_examples": 20}
+
+
+@pytest.mark.parametrize("bugs", ["no/such/file.py", f"{PLANTED}:no_such_bug"])
+def test_bench_with_bad_planted_bugs_is_bad_usage(capsys, bugs):
+    assert main(["bench", "--targets", "reference", "--bugs", bugs]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("topkspec: error: --bugs") and "Traceback" not in err, err
+
+
+def test_bench_lists_the_planted_bugs_of_a_file():
+    from topkspec.fuzz.bench import planted_bugs
+
+    path, names = planted_bugs(PLANTED)
+    assert path == PLANTED and "heap_path_above_64" in names and "CORRECT" not in names, names
+    assert not any(name.startswith("_") for name in names), names
+
+
+@pytest.mark.parametrize("option", ["--max-axis-size", "--max-elements"])
+def test_shape_limits_must_be_positive(capsys, option):
+    assert main(["fuzz", "--target", "reference", option, "0"]) == 2
+    assert "expected at least 1" in capsys.readouterr().err
+
+
+def test_fuzz_draws_axes_as_long_as_asked(capsys, monkeypatch):
+    """--max-axis-size reaches the strategies: a run with axes to 2**17 draws some longer than
+    the default room, and judges them."""
+    from topkspec.fuzz import groups
+
+    seen = []
+    real = groups._result_body
+
+    def watching(ctx, data):
+        seen.append(data[0].axis_size)
+        return real(ctx, data)
+
+    monkeypatch.setattr(groups, "_result_body", watching)
+    code = main(["fuzz", "--target", "reference", "--max-axis-size", str(1 << 17), "--max-examples", "120",
+                 "--seed", "0", "--quiet", "--settings", "ci"])
+    assert code == 0, capsys.readouterr()
+    assert max(seen) > 65536 >= 4096, f"longest axis drawn: {max(seen)}"

@@ -66,6 +66,7 @@ def test_statistics_show_the_suites_coverage_events(pytester):
     ("--topk-target", f"{PLANTED}:no_such_function", "*no attribute*"),
     ("--topk-spec", "cuda:1", "*unknown profile*"),
     ("--topk-report-dir", os.path.abspath(__file__), "*cannot write reports to*it is a file*"),
+    ("--topk-max-axis-size", "0", "*--topk-max-axis-size must be at least 1, got 0*"),
 ])
 def test_bad_options_are_usage_errors(pytester, option, value, message):
     result = run_suite(pytester, option, value)
@@ -128,6 +129,17 @@ def test_strict_doc_option_applies_the_literal_k_bound(pytester):
     strict = run_suite(pytester, *args, "--topk-strict-doc", profile="wide")
     strict.assert_outcomes(passed=4, failed=1)
     strict.stdout.fnmatch_lines(["*dml.k.max_strict*"])
+
+
+def test_long_axes_reach_the_suite(pytester):
+    """--topk-max-axis-size: the suite draws axes longer than the default room, where a bug
+    that only long axes show is found."""
+    bug = os.path.join(REPO, "tests", "plugins", "long_axis_bug.py")
+    args = ("--topk-target", f"{bug}:reversed_above_2_16", "-k", "test_valid")
+    run_suite(pytester, *args, profile="wide").assert_outcomes(passed=1, deselected=4)
+    long = run_suite(pytester, *args, "--topk-max-axis-size", str(1 << 17), profile="wide")
+    long.assert_outcomes(failed=1, deselected=4)
+    long.stdout.fnmatch_lines(["*out.order*"])
 
 
 def test_a_group_that_judged_nothing_fails(pytester):

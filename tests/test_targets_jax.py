@@ -61,3 +61,34 @@ def test_largest_form_ties_signed_zeros(jax_target):
     x = np.array([-0.0, 0.0], dtype=np.float32)
     _, indices = jax_target.run(Case("onnx:11", "TopK", "float32", (2,), 0, 2, index_dtype="int64"), x)
     assert indices.tolist() == [0, 1], f"indices: expected [0, 1], got {indices.tolist()}"
+
+
+def test_the_target_names_the_device_jax_runs_it_on(jax_target):
+    """`jax` runs on jax's default device and says which (not CPU whatever jax picked), in
+    its version and in its reports' runtime stack."""
+    import jax
+
+    from topkspec.targets.jax_target import _repro_stack
+
+    label = jax_target.device_label()
+    assert label.split(" ")[0] == jax.devices()[0].platform.upper().replace("CUDA", "GPU").replace("ROCM", "GPU")
+    assert label in jax_target.version()
+    case = Case("dml:5.0", "TOP_K1", "float32", (4,), 0, 1)
+    assert _repro_stack(jax_target, case).device == label
+
+
+def test_the_gpu_target_says_exactly_why_it_cannot_run_without_a_gpu():
+    import jax
+
+    from topkspec.targets.registry import get_target
+
+    target = get_target("jax-gpu")
+    try:
+        jax.devices("gpu")
+    except RuntimeError:
+        ok, why = target.available()
+        assert not ok and "jax.devices('gpu') found none" in why and "jax[cuda12]" in why, why
+    else:  # a GPU: the target runs there, and says so
+        assert target.available() == (True, "") and target.device_label().startswith("GPU")
+        values, indices = target.run(Case("dml:5.0", "TOP_K1", "float32", (4,), 0, 2), np.arange(4.0, dtype=np.float32))
+        assert indices.tolist() == [3, 2]

@@ -33,6 +33,15 @@ def pytest_addoption(parser):
                     help="shrink and report known deviations too (they still pass)")
     group.addoption("--topk-documents-only", action="store_true", default=False,
                     help="judge by the documents alone: our readings broken are notes, not failures")
+    group.addoption("--topk-max-examples", type=int, default=None, metavar="N",
+                    help="the budget of the suite run (default: the Hypothesis profile's max_examples)")
+    group.addoption("--topk-database", default=None, metavar="DIR",
+                    help="example database for the suite's tests (a directory or redis://host:port/db), shared "
+                         "by every process that names it (pytest-xdist workers too)")
+    group.addoption("--topk-max-axis-size", type=int, default=None, metavar="N",
+                    help="the longest axis an input has (default 4096)")
+    group.addoption("--topk-max-elements", type=int, default=None, metavar="N",
+                    help="the most elements an input has (default 65536, or the longest axis)")
 
 
 # The report folders made when the options were checked: taken away at the end if nothing failed.
@@ -48,6 +57,28 @@ def pytest_configure(config):
 
     register_settings()
     _check_options(config)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionstart(session):
+    """--topk-max-examples, --topk-database: the loaded Hypothesis profile with the run's
+    budget and database, loaded after Hypothesis's own plugin loaded --hypothesis-profile (and
+    before the suite is collected, whose tests read the budget)."""
+    config = session.config
+    budget, database = config.getoption("--topk-max-examples"), config.getoption("--topk-database")
+    if budget is None and database is None:
+        return
+    from hypothesis import settings
+
+    changes = {}
+    if budget is not None:
+        changes["max_examples"] = budget
+    if database is not None:
+        from topkspec.fuzz.database import open_database
+        changes["database"] = open_database(database, named=True)
+        changes["derandomize"] = False  # a database and derandomize exclude each other
+    settings.register_profile("topkspec-run", parent=settings.default, **changes)
+    settings.load_profile("topkspec-run")
 
 
 def pytest_unconfigure(config):
@@ -68,6 +99,12 @@ def _check_options(config) -> None:
         if profile is not None:
             from topkspec import spec
             spec.parse_profile(profile)
+        if config.getoption("--topk-database"):  # a database that cannot be opened stops the run here
+            from topkspec.fuzz.database import open_database
+            open_database(config.getoption("--topk-database"), named=True)
+        for option in ("--topk-max-axis-size", "--topk-max-elements", "--topk-max-examples"):
+            if config.getoption(option) is not None and config.getoption(option) < 1:
+                raise ValueError(f"{option} must be at least 1, got {config.getoption(option)}")
         known = config.getoption("--topk-known")
         if known:  # a bad file of known deviations stops the run before it starts
             from topkspec.known import load_known
@@ -96,6 +133,8 @@ class TopKSession:
         self.timeout = config.getoption("--topk-timeout") or DEFAULT_TIMEOUT
         self.report_dir = config.getoption("--topk-report-dir")
         self.strict_doc = config.getoption("--topk-strict-doc")
+        self.shapes = {"max_axis_size": config.getoption("--topk-max-axis-size"),
+                       "max_elements": config.getoption("--topk-max-elements")}
         self.target = resolve_target(self.target_spec, isolate=None, timeout=self.timeout)
         try:  # a worker that does not start says so at its first use, here
             self.profile = spec.parse_profile(config.getoption("--topk-spec") or self.target.default_profile).name
@@ -126,11 +165,14 @@ class TopKSession:
         """{group: (strategy, example, ctx)}, built when the session starts: outside any test,
         since building a group wraps its example in @given."""
         from topkspec.fuzz import group_test, plan_groups
+        from topkspec.fuzz.config import shape_limits
         from topkspec.suite import group_budgets
 
         groups = {}
         budgets = group_budgets()
-        for group, (strategy, body) in plan_groups(self.target, self.profile, strict_doc=self.strict_doc).items():
+        shapes = shape_limits(None, self.shapes["max_axis_size"], self.shapes["max_elements"])
+        for group, (strategy, body) in plan_groups(self.target, self.profile, strict_doc=self.strict_doc,
+                                                   **shapes).items():
             self.result.budgets[group] = budgets[group]
             test, ctx = group_test(self.target, self.result, group, strategy, body, strict_doc=self.strict_doc)
             groups[group] = (strategy, test.hypothesis.inner_test, ctx)

@@ -61,6 +61,11 @@ def _add_run_options(parser) -> None:
                         help="shrink and report known deviations too (they still do not fail the run)")
     parser.add_argument("--documents-only", action="store_true",
                         help="judge by the documents alone: a rule that is our reading of them, broken, is a note")
+    parser.add_argument("--max-axis-size", type=_positive, default=None, metavar="N",
+                        help="the longest axis an input has (default 4096; --settings gpu: 2097152)")
+    parser.add_argument("--max-elements", type=_positive, default=None, metavar="N",
+                        help="the most elements an input has (default 65536, or the longest axis; "
+                             "--settings gpu: 4194304)")
 
 
 def did_you_mean(name: str) -> str:
@@ -97,10 +102,14 @@ def build_parser() -> argparse.ArgumentParser:
                       help="examples for the whole run, shared among the property groups")
     fuzz.add_argument("--report-dir", default=None, help="write a bug report folder per failure here")
     fuzz.add_argument("--settings", choices=sorted(SETTINGS), default=None,
-                      help="named Hypothesis settings (ci: derandomised, no database; dev; nightly)")
+                      help="named Hypothesis settings (ci: derandomised, no database; dev; nightly; gpu: axes to "
+                           "2**21 over a few rows)")
     fuzz.add_argument("--database", default=None,
                       help="example database: a directory or redis://host:port/db (default .topkspec/examples)")
     fuzz.add_argument("--quiet", action="store_true", help="no progress lines")
+    fuzz.add_argument("--workers", type=_positive, default=None, metavar="N",
+                      help="spread the campaign over N processes (pytest-xdist over the suite's property groups, "
+                           "sharing the example database)")
     fuzz.add_argument("--strict-doc", action="store_true",
                       help="apply the literal DirectML text: K must be less than the axis size (a target "
                            "must refuse K equal to it); by default a target may refuse or compute it")
@@ -129,6 +138,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--seed", type=int, default=0)
     bench.add_argument("--repeat", type=_positive, default=3,
                        help="runs of each target, each between two of the floor; the median counts (default 3)")
+    bench.add_argument("--bugs", default=None, metavar="FILE[:NAME,...]",
+                       help="plain TopK functions with planted bugs (every public function of FILE, or "
+                            "the NAMEs): time and examples to each one's first failure")
+    bench.add_argument("--seeds", type=_positive, default=5, help="--bugs: seeds per bug (default 5)")
     bench.add_argument("--quiet", action="store_true", help="no progress lines")
     bench.add_argument("--number", type=_positive, default=20000, help="bench spec: validate calls per timing")
     bench.add_argument("--json", action="store_true", help="bench spec: the figures as JSON")
@@ -154,6 +167,10 @@ def cmd_fuzz(args) -> int:
     from topkspec.fuzz.resolve import resolve_target
 
     check_target_names([args.target])
+    if args.workers is not None:
+        from topkspec.cli.parallel import run
+
+        return run(args)
     # First: a target's worker process starts and imports its runtime while this one loads the engine.
     target = resolve_target(args.target, isolate=_isolate(args.isolate), timeout=args.timeout)
     try:
@@ -163,7 +180,8 @@ def cmd_fuzz(args) -> int:
                            seed=args.seed, settings=args.settings, database=args.database,
                            report_dir=args.report_dir, isolate=_isolate(args.isolate), timeout=args.timeout,
                            progress=None if args.quiet else sys.stderr, strict_doc=args.strict_doc,
-                           known=args.known, report_known=args.report_known, documents_only=args.documents_only)
+                           known=args.known, report_known=args.report_known, documents_only=args.documents_only,
+                           max_axis_size=args.max_axis_size, max_elements=args.max_elements)
         result = run_fuzz(config, target=target)
     finally:
         target.close()  # the run closes it too; this is for a Ctrl-C before the run begins
@@ -200,7 +218,8 @@ def cmd_matrix(args) -> int:
     text, status = run_matrix(names, max_examples=args.max_examples, seed=args.seed, profile=args.profile,
                              report_dir=args.report_dir, isolate=_isolate(args.isolate), timeout=args.timeout,
                              out_dir=out_dir, progress=None if args.quiet else sys.stderr, known=args.known,
-                             report_known=args.report_known, documents_only=args.documents_only)
+                             report_known=args.report_known, documents_only=args.documents_only,
+                             max_axis_size=args.max_axis_size, max_elements=args.max_elements)
     if args.out:
         with open(args.out, "w") as handle:
             handle.write(text)
@@ -217,12 +236,14 @@ def cmd_bench(args) -> int:
         result = measure(repeat=args.repeat, number=args.number)
         print(json.dumps(result, indent=2) if args.json else format_report(result))
         return 0
-    from topkspec.fuzz.bench import run_bench
+    from topkspec.fuzz.bench import planted_bugs, run_bench
 
     names = [name.strip() for name in args.targets.split(",") if name.strip()]
     check_target_names(names)
+    if args.bugs is not None:
+        planted_bugs(args.bugs)  # a bad file or name stops here, before any run
     for line in run_bench(names, max_examples=args.max_examples, seed=args.seed, repeat=args.repeat,
-                          progress=None if args.quiet else sys.stderr):
+                          progress=None if args.quiet else sys.stderr, bugs=args.bugs, seeds=args.seeds):
         print(json.dumps(line), flush=True)
     return 0
 

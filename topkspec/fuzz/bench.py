@@ -6,11 +6,14 @@ process; then how often each adversarial pattern occurs in the examples each gro
 
 prints JSON lines: the floor, one line per target, then one coverage line per property group
 and spec profile of the targets. `python -m topkspec.fuzz.bench --spec onnx:24` prints the
-coverage as tables a person reads.
+coverage as tables a person reads. With `--bugs FILE` (plain TopK functions with planted bugs,
+such as the project's tests/planted_bugs.py), one line per bug says how long a run takes to
+its first failure, over `--seeds` seeds.
 """
 from __future__ import annotations
 
 import argparse
+import ast
 import time
 
 from hypothesis import HealthCheck, Phase, given, settings, strategies as st
@@ -78,6 +81,60 @@ def _target_line(name: str, paired) -> dict:
             "of_floor": round(share, 3), "of_floor_runs": sorted(round(pair[0], 3) for pair in paired)}
 
 
+def bug_names(path: str) -> list[str]:
+    """The planted bugs of a file: its public top-level functions, but for names in capitals
+    (a correct implementation kept beside the bugs, say). Read from the source, not imported."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read(), filename=path)
+    except (OSError, SyntaxError) as exc:
+        from topkspec.errors import UsageError
+        raise UsageError(f"--bugs {path}: {exc}") from None
+    return [node.name for node in tree.body if isinstance(node, ast.FunctionDef)
+            and not node.name.startswith("_") and not node.name.isupper()]
+
+
+def planted_bugs(spec: str) -> tuple[str, list[str]]:
+    """(file, bug names) from `FILE` (every bug in it) or `FILE:NAME,NAME`; an unknown name
+    or an unreadable file is bad usage."""
+    from topkspec.errors import UsageError
+
+    path, sep, chosen = spec.rpartition(":")
+    if not sep or not path.endswith(".py"):
+        path, chosen = spec, ""
+    names = bug_names(path)
+    wanted = [name for name in chosen.split(",") if name] or names
+    unknown = [name for name in wanted if name not in names]
+    if unknown:
+        raise UsageError(f"--bugs {spec}: {path} has no planted bug {', '.join(unknown)}")
+    return path, wanted
+
+
+def first_failure_once(target: str, max_examples: int, seed: int) -> tuple | None:
+    """(seconds, examples) a run of `target` (ci settings, no shrinking) takes to its first
+    failure, counted from its first example; None when `max_examples` find nothing."""
+    from topkspec.fuzz.config import RunConfig
+    from topkspec.fuzz.run import run_fuzz
+
+    run = run_fuzz(RunConfig(target=target, max_examples=max_examples, seed=seed, settings="ci",
+                             shrink=False, stop_at_first=True))
+    return run.first_failure
+
+
+def bug_line(path: str, name: str, *, seeds: int, max_examples: int) -> dict:
+    """Time and examples to the first failure of one planted bug: median and max over the
+    seeds that found it (a bug no seed finds has none)."""
+    found = [first_failure_once(f"{path}:{name}", max_examples, seed) for seed in range(seeds)]
+    found = [hit for hit in found if hit is not None]
+    line = {"bug": name, "found": f"{len(found)} of {seeds}", "max_examples": max_examples}
+    if found:
+        seconds = sorted(hit[0] for hit in found)
+        examples = sorted(hit[1] for hit in found)
+        line.update(seconds_median=round(seconds[len(seconds) // 2], 3), seconds_max=round(seconds[-1], 3),
+                    examples_median=examples[len(examples) // 2], examples_max=examples[-1])
+    return line
+
+
 def draw_examples(strategy, count: int, seed: int = 0) -> list:
     """`count` examples of `strategy` as a seeded run generates them (no test body)."""
     drawn = []
@@ -111,7 +168,7 @@ def coverage(profile: str, *, max_examples: int = 300, seed: int = 0, groups=Non
 
 
 def run_bench(names, *, max_examples: int = 300, seed: int = 0, repeat: int = 3, with_coverage: bool = True,
-              progress=None):
+              progress=None, bugs: str | None = None, seeds: int = 5):
     """JSON-ready lines: Hypothesis's floor first, then each target with its rate as a share of
     the floor's, then the coverage of each spec profile the targets were fuzzed at (progress
     lines, which target and how far, go to the `progress` stream when given).
@@ -135,6 +192,12 @@ def run_bench(names, *, max_examples: int = 300, seed: int = 0, repeat: int = 3,
         if line["profile"] not in profiles:
             profiles.append(line["profile"])
         yield line
+    if bugs is not None:
+        path, wanted = planted_bugs(bugs)
+        for number, name in enumerate(wanted, 1):
+            if progress is not None:
+                progress.write(f"topkspec: bench planted bug {number} of {len(wanted)}: {name}\n")
+            yield bug_line(path, name, seeds=seeds, max_examples=max_examples)
     if with_coverage:
         for profile in profiles:
             yield from coverage(profile, max_examples=max_examples, seed=seed)

@@ -22,9 +22,14 @@ SETTINGS = {
     "ci": dict(derandomize=True, max_examples=200, deadline=None, database=None, print_blob=True),
     "dev": dict(max_examples=100, deadline=None),
     "nightly": dict(max_examples=5000, deadline=None),
+    "gpu": dict(max_examples=300, deadline=None),
 }
 # Settings that keep failures in the example database unless the user names one.
-SETTINGS_WITH_DATABASE = ("dev", "nightly")
+SETTINGS_WITH_DATABASE = ("dev", "nightly", "gpu")
+# Shapes per named settings (the strategies' defaults elsewhere: axes to 4096, 65,536
+# elements). gpu: axes to 2**21 over a few rows, where GPU kernels switch algorithms
+# (multi-block selection, sort-based paths for large K, slices over 2**16).
+SHAPE_SETTINGS = {"gpu": dict(max_axis_size=1 << 21, max_elements=1 << 22)}
 
 # A group that judged fewer than this share of its examples (at least one) judged too little to
 # be a verdict: every other case was unsupported, refused as allowed, or not runnable.
@@ -69,9 +74,26 @@ class RunConfig:
     groups: tuple | None = None  # restrict to these groups
     progress: object = None  # a stream for progress lines, or None
     shrink: bool = True  # False: report failures as found (benchmarks measure the search alone)
+    stop_at_first: bool = False  # end the run at its first failure (time to the first failure)
     strict_doc: bool = False  # the literal DirectML text: K must be less than the axis size
     known: str | None = None  # known deviations: a TOML file, "" for the target's shipped list, None for none
     report_known: bool = False  # shrink and report known deviations too (never a failure of the run)
     documents_only: bool = False  # judge by the documents alone: our readings broken are notes
+    max_axis_size: int | None = None  # the longest axis drawn; None: the named settings' or the strategies'
+    max_elements: int | None = None  # the most elements an input has; None: likewise
+
+
+def shape_limits(settings_name: str | None, max_axis_size: int | None, max_elements: int | None) -> dict:
+    """{max_axis_size, max_elements} the run draws with (None: the strategies' default): the
+    options, else the named settings' (SHAPE_SETTINGS). An axis longer than the default room
+    gets room for one such axis at least."""
+    from topkspec.strategies.cases import DEFAULT_MAX_TOTAL
+
+    named = SHAPE_SETTINGS.get(settings_name or "", {})
+    axis = max_axis_size if max_axis_size is not None else named.get("max_axis_size")
+    elements = max_elements if max_elements is not None else named.get("max_elements")
+    if elements is None and axis is not None and axis > DEFAULT_MAX_TOTAL:
+        elements = axis
+    return {"max_axis_size": axis, "max_elements": elements}
 
 

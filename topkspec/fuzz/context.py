@@ -242,6 +242,7 @@ class GroupContext:
         failure.known = entry
         self.failures.pop(failure.key, None)  # re-inserted last: `last` is the latest raised
         self.failures[failure.key] = failure
+        result.note_failure()
         raise found_type(failure.key)(violation.rules, violation.message, failure_class=violation.failure_class,
                                       where=violation.where, expected=violation.expected, actual=violation.actual)
 

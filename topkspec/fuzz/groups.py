@@ -187,10 +187,13 @@ def case_of(draw):
         return _DescriptorOnly(draw)
 
 
-def plan_groups(target: Target, profile: str, *, strict_doc: bool = False) -> dict:
+def plan_groups(target: Target, profile: str, *, strict_doc: bool = False, max_axis_size: int | None = None,
+                max_elements: int | None = None) -> dict:
     """{group: (strategy, body)} for the groups that apply to the target at `profile`.
     strict_doc: the literal DirectML text, so a K equal to the axis size is invalid (valid
-    cases draw K below it, and the invalid group holds every target to refusing it)."""
+    cases draw K below it, and the invalid group holds every target to refusing it).
+    max_axis_size, max_elements: the longest axis and the most elements a drawn input has
+    (default: the strategies'; invalid descriptors stay small)."""
     from hypothesis import strategies as st
 
     from topkspec.strategies import breakable_rules, case_and_input, invalid_descriptors
@@ -198,13 +201,17 @@ def plan_groups(target: Target, profile: str, *, strict_doc: bool = False) -> di
     from topkspec.strategies.invalid import carries_cases
     from topkspec import spec
 
-    strict = dict(strict_doc=strict_doc)
-    groups = {"valid": (case_and_input(profile, allow_nan=False, **strict), _result_body)}
+    options = dict(strict_doc=strict_doc)
+    if max_axis_size is not None:
+        options["max_axis_size"] = max_axis_size
+    if max_elements is not None:
+        options["max_total"] = max_elements
+    groups = {"valid": (case_and_input(profile, allow_nan=False, **options), _result_body)}
     floats = _float_types(profile)
     if floats:
-        groups["nan"] = (case_and_input(profile, dtypes=floats, allow_nan=True, require_nan=True, **strict),
+        groups["nan"] = (case_and_input(profile, dtypes=floats, allow_nan=True, require_nan=True, **options),
                          _result_body)
-    groups["metamorphic"] = (case_and_input(profile, allow_nan=True, **strict),
+    groups["metamorphic"] = (case_and_input(profile, allow_nan=True, **options),
                              _metamorphic_body("metamorphic", share_calls=True))
     # The rules in force under the strict_doc setting; only breakages a call can carry; table
     # rules only for targets that know the tables (and the literal K bound, when asked for,
@@ -220,7 +227,7 @@ def plan_groups(target: Target, profile: str, *, strict_doc: bool = False) -> di
         from topkspec.fuzz.validator_groups import accepts_group
         return {"accepts": accepts_group(target, profile, strict_doc), **{g: groups[g] for g in ("invalid",)
                                                                            if g in groups}}
-    groups["deterministic"] = (case_and_input(profile, allow_nan=True, **strict),
+    groups["deterministic"] = (case_and_input(profile, allow_nan=True, **options),
                                _metamorphic_body("deterministic", share_calls=False))
     return groups
 

@@ -70,7 +70,7 @@ def format_matrix(results: dict, out_dir: str = ".") -> str:
 
 def run_matrix(names, *, max_examples: int = 200, seed=None, profile=None, report_dir="topkspec-reports",
                isolate=None, timeout=5.0, out_dir: str = ".", progress=None, known=None, report_known=False,
-               documents_only=False):
+               documents_only=False, max_axis_size=None, max_elements=None):
     """(markdown, exit code): run each target, then the table; the code is 1 when any broke a
     rule, else 3 when any judged too little (see RunResult.exit_code), else 0.
     An unknown target is bad usage (TargetError, before any run); one that cannot run here, or
@@ -89,7 +89,8 @@ def run_matrix(names, *, max_examples: int = 200, seed=None, profile=None, repor
         config = RunConfig(target=name, profile=profile, max_examples=max_examples, seed=seed,
                            settings="ci", report_dir=os.path.join(report_dir, slug(name)),
                            isolate=isolate, timeout=timeout, progress=progress, known=known,
-                           report_known=report_known, documents_only=documents_only)
+                           report_known=report_known, documents_only=documents_only,
+                           max_axis_size=max_axis_size, max_elements=max_elements)
         try:
             results[name] = run_fuzz(config)
         except (RunError, TargetError, TargetCrashed, TargetHung) as exc:  # unavailable, or no worker starts

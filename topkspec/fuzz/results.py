@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -130,6 +131,14 @@ class RunResult:
     interrupted: bool = False  # stopped by Ctrl-C: what it holds is the run so far
     judged: Counter = field(default_factory=Counter)  # per group: examples whose verdict counts
     budgets: dict = field(default_factory=dict)  # per group: its share of the budget
+    # The first failure raised: seconds from the first example, and examples run by then
+    first_failure: tuple | None = None
+    clock: float | None = None  # perf_counter() when the first example began
+
+    def note_failure(self) -> None:
+        """Keep when the first failure was raised (time to the first failure)."""
+        if self.first_failure is None and self.clock is not None:
+            self.first_failure = (time.perf_counter() - self.clock, self.total_examples)
 
     def has_failure(self, failure) -> bool:
         """Whether a failure with `failure`'s key (see failure_key) is kept already."""

@@ -31,8 +31,10 @@ from hypothesis import seed as hypothesis_seed
 
 from topkspec.errors import remove_if_empty, writable_folder
 from topkspec.properties.failures import Violation
+from topkspec.properties.result import remembered_references
 from topkspec.fuzz.config import (
     DEFAULT_DATABASE, MAX_SEARCHES, SETTINGS, SETTINGS_WITH_DATABASE, RunConfig, RunError, register_settings,
+    shape_limits,
 )
 from topkspec.fuzz.context import GroupContext
 from topkspec.fuzz.database import KeyedDatabase, open_database
@@ -163,11 +165,12 @@ def _search(config: RunConfig, target: Target | None, made: list) -> RunResult:
                            notes=notes, strict_doc=config.strict_doc, known=known,
                            report_known=config.report_known, documents_only=config.documents_only,
                            computes=target.computes)
-        groups = plan_groups(target, profile, strict_doc=config.strict_doc)
+        groups = plan_groups(target, profile, strict_doc=config.strict_doc,
+                             **shape_limits(config.settings, config.max_axis_size, config.max_elements))
         if config.groups is not None:
             groups = {g: v for g, v in groups.items() if g in config.groups}
         progress = Progress(config.progress, budget, label=target.name)
-        start = time.perf_counter()
+        start = result.clock = time.perf_counter()
         result.start_seconds = start - entered
         result.budgets = split_budget(budget, groups)
         with _CtrlC() as ctrl_c:
@@ -175,10 +178,12 @@ def _search(config: RunConfig, target: Target | None, made: list) -> RunResult:
                 for group, examples in result.budgets.items():
                     _run_group(target, result, group, *groups[group], _group_settings(config, values, database,
                                examples, f"{target.name}|{profile}|{group}"), config.seed, progress,
-                               strict_doc=config.strict_doc, ctrl_c=ctrl_c)
+                               strict_doc=config.strict_doc, ctrl_c=ctrl_c, stop_at_first=config.stop_at_first)
                     if ctrl_c.pressed:  # an interrupt something swallowed: stop all the same
                         raise KeyboardInterrupt
                     progress.update(result, group, force=True)
+                    if config.stop_at_first and result.first_failure is not None:
+                        break
             except KeyboardInterrupt:  # Ctrl-C: stop, keep what was found, report it
                 result.interrupted = True
         result.seconds = time.perf_counter() - start
@@ -206,7 +211,8 @@ def group_test(target, result, group, strategy, body, *, progress=None, strict_d
         start = time.perf_counter()
         try:
             try:
-                judged = body(ctx, data)
+                with remembered_references():  # the example's checks share the reference's results
+                    judged = body(ctx, data)
             except Violation as violation:  # a crash, hang, broken adapter or refusal: the example ends
                 ctx.found.append(violation)
                 judged = True
@@ -261,11 +267,14 @@ def _passes(group_settings, seed, group: str):
 
 
 def _run_group(target, result, group, strategy, body, group_settings, seed, progress, *, strict_doc=False,
-               ctrl_c=None) -> None:
+               ctrl_c=None, stop_at_first=False) -> None:
     """Run one group: its passes (see _passes) until one finds nothing new or the group's
-    budget is spent (shrinking counts: each example it runs is one)."""
+    budget is spent (shrinking counts: each example it runs is one); with `stop_at_first`,
+    until the run has a failure."""
     share, start_count = group_settings.max_examples, result.examples[group]
     for index, (pass_settings, pass_seed) in enumerate(_passes(group_settings, seed, group)):
+        if stop_at_first and result.first_failure is not None:
+            return
         replay = Phase.generate not in pass_settings.phases
         left = share - (result.examples[group] - start_count)
         if not replay and left < 1:

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from topkspec.spec import dtypes
-
 
 def _sort_key(x: np.ndarray, largest: bool) -> np.ndarray:
     """A key whose ascending stable sort gives the wanted order, without overflow."""
@@ -46,18 +44,45 @@ def reference_topk(x, *, axis: int, k: int, largest: bool = True):
     if not 1 <= k <= n:
         raise ValueError(f"k={k} must be in [1, {n}] (the size along axis {axis})")
 
-    moved = np.moveaxis(x, axis, -1)
+    last = axis == x.ndim - 1
+    moved = x if last else np.moveaxis(x, axis, -1)
     key = _sort_key(moved, largest)
-    if moved.dtype.kind == "f" or dtypes.name_of(moved.dtype) == "bfloat16":
+    nan = None
+    if moved.dtype.kind == "f" or moved.dtype.kind == "V":  # bfloat16 is numpy's kind "V"
         nan = np.isnan(moved.astype(np.float32) if moved.dtype.itemsize < 4 else moved)
-        if nan.any():
-            # Primary key: NaN first when largest, last otherwise; lexsort is stable.
-            primary = ~nan if largest else nan
-            order = np.lexsort((key, primary), axis=-1)
-        else:
-            order = np.argsort(key, axis=-1, kind="stable")
+    if nan is not None and nan.any():
+        # Primary key: NaN first when largest, last otherwise; lexsort is stable.
+        primary = ~nan if largest else nan
+        order = np.lexsort((key, primary), axis=-1)[..., :k]
     else:
-        order = np.argsort(key, axis=-1, kind="stable")
-    indices = order[..., :k].astype(np.int64)
+        order = _first_k(key, k)
+    indices = order.astype(np.int64, copy=False)
     values = np.take_along_axis(moved, indices, axis=-1)
+    if last:
+        return values, indices
     return np.moveaxis(values, -1, axis), np.moveaxis(indices, -1, axis)
+
+
+# Below this many elements per sequence, or with K above this share of them, one stable sort
+# is as quick as selecting first.
+_SELECT_FROM = 256
+_SELECT_SHARE = 0.25
+
+
+def _first_k(key: np.ndarray, k: int) -> np.ndarray:
+    """The positions of the first `k` of each row of `key` (last axis) in a stable ascending
+    sort, without sorting whole long rows: a partition finds the K-th key; the keys below it
+    and, of the keys equal to it, the earliest ones make up K; only those are sorted (stably,
+    in index order, so ties keep ascending index order as a full stable sort would)."""
+    n = key.shape[-1]
+    if n < _SELECT_FROM or k > _SELECT_SHARE * n:
+        return np.argsort(key, axis=-1, kind="stable")[..., :k]
+    flat = key.reshape(-1, n)
+    kth = np.partition(flat, k - 1, axis=-1)[:, k - 1:k]
+    below = flat < kth
+    equal = flat == kth
+    need = k - below.sum(axis=1, keepdims=True)
+    chosen = below | (equal & (np.cumsum(equal, axis=1) <= need))
+    positions = np.nonzero(chosen)[1].reshape(-1, k)  # each row's K positions, ascending
+    order = np.argsort(np.take_along_axis(flat, positions, axis=1), axis=1, kind="stable")
+    return np.take_along_axis(positions, order, axis=1).reshape(key.shape[:-1] + (k,))

@@ -35,8 +35,16 @@ DEFAULT_MAX_AXIS_SIZE = 4096
 DEFAULT_MAX_TOTAL = 65536
 LONG_AXIS = 1024
 MANY_ROWS = 32
-# Axis lengths where algorithms switch paths: around powers of two up to 4096.
+# Axis lengths where algorithms switch paths: around powers of two up to 4096, and further
+# when a run draws longer axes (GPU kernels switch paths far above it: 2**16, 2**20).
 _POWER_OF_TWO_NEIGHBOURS = sorted({2**p + d for p in range(2, 13) for d in (-1, 0, 1)})
+
+
+def near_powers_of_two(top: int) -> list[int]:
+    """Lengths around powers of two from 3 up to `top` (at least the 4096 list)."""
+    if top <= _POWER_OF_TWO_NEIGHBOURS[-1]:
+        return _POWER_OF_TWO_NEIGHBOURS
+    return sorted({2**p + d for p in range(2, top.bit_length()) for d in (-1, 0, 1)})
 # Shapes by kind, as often as they appear here; the first is what a shape shrinks to.
 SHAPE_KINDS = ("short",) * 6 + ("power of two",) * 4 + ("any",) * 2 + ("long",) * 2 + ("many rows",) * 4
 # A non-axis size per digit of one drawn number: digit 0 (all ones) first.
@@ -102,7 +110,7 @@ def axis_sizes(max_axis_size: int, min_size: int = 1) -> st.SearchStrategy[int]:
     """Axis lengths: short ones first (they shrink best), then lengths around powers of two,
     then anything up to `max_axis_size`."""
     top = max(min_size, max_axis_size)
-    near_powers = [n for n in _POWER_OF_TWO_NEIGHBOURS if min_size <= n <= top]
+    near_powers = [n for n in near_powers_of_two(top) if min_size <= n <= top]
     branches = [st.integers(min_size, min(top, 8))]
     if near_powers:
         branches.append(st.sampled_from(near_powers))
@@ -118,11 +126,19 @@ def ks_for(n: int, *, strict_doc: bool = False) -> st.SearchStrategy[int]:
     return st.one_of(st.sampled_from(edges), st.integers(1, top))
 
 
+# Options a _Choice lists; a longer range is kept as a range.
+_LISTED_OPTIONS = 1 << 16
+
+
 class _Choice:
     """A draw of one of `options` (none when there is only one), its strategy made once."""
 
     def __init__(self, options):
-        self.options = tuple(options)
+        # A long range stays one (Hypothesis samples from it alike, without listing a million
+        # sizes); shorter ones are listed, as the default shapes always were (a strategy's
+        # label comes from what it samples, and the search mutates by labels).
+        long_range = isinstance(options, range) and len(options) > _LISTED_OPTIONS
+        self.options = options if long_range else tuple(options)
         self.strategy = st.sampled_from(self.options) if len(self.options) > 1 else None
 
     def __call__(self, draw):
@@ -180,9 +196,11 @@ class CaseDrawer:
         # Axis sizes per kind of shape, each drawn as an index. But for the lengths around
         # powers of two, the sizes start at `low` and reach further with each kind, so a
         # failing size keeps its index when the shrinker moves it to a kind that reaches it.
-        near_powers = tuple(n for n in _POWER_OF_TWO_NEIGHBOURS if self.low <= n <= self.top)
+        near_powers = tuple(n for n in near_powers_of_two(self.top) if self.low <= n <= self.top)
         rows_top = max(self.low, max_total // MANY_ROWS)
-        self.sizes = {kind: tuple(range(self.low, max(self.low, min(self.top, reach)) + 1))
+        # Beyond the default room, each kind of shape may fill it (long axes over a few rows).
+        self.caps = _MAX_ELEMENTS if max_total <= DEFAULT_MAX_TOTAL else {}
+        self.sizes = {kind: range(self.low, max(self.low, min(self.top, reach)) + 1)
                       for kind, reach in (("short", 8), ("any", LONG_AXIS - 1), ("long", self.top),
                                           ("many rows", min(2 * LONG_AXIS, rows_top)))}
         self.sizes["power of two"] = near_powers or self.sizes["short"]
@@ -210,7 +228,7 @@ class CaseDrawer:
         # Many rows only under long axes (what the kind is for); shorter ones as "long" has them.
         many_rows = kind == "many rows" and rank > 1 and n >= LONG_AXIS and n * MANY_ROWS <= self.max_total
         caps = kind if many_rows or kind != "many rows" else "long"
-        room = min(self.max_total, _MAX_ELEMENTS.get(caps, self.max_total))
+        room = min(self.max_total, self.caps.get(caps, self.max_total))
         others = _other_sizes(draw, rank - 1, min(room // n, _MAX_ROWS[caps]), many_rows)
         k = self._k(draw, n - 1 if self.strict else n)
 

@@ -9,7 +9,10 @@ A tensor takes a few draws and numpy builds it, whatever its size:
    over random ones), "ascending" and "descending" (sorted random values, pool values mixed
    in), "specials" (every special value of the type, over and over), "random+specials" (the
    special values sprinkled over random ones), "tie at K" (random values where the value
-   after the K-th place equals the K-th, in every sequence);
+   after the K-th place equals the K-th, in every sequence); and, for runs that draw long
+   axes (`long_axes`), "sparse specials" (random values with a few special or pool values at
+   spread-out places, and the value after the K-th place tied with the K-th: the patterns
+   stay few however long the axis, as kernels that switch paths on long rows meet them);
 2. a seed for numpy (unused by "cycle");
 3. the pool: POOL_ENTRIES entries, one draw each from `value_table(dtype)`, whose first
    entries are 0, 1, -1, 2, ..., drawn whatever the layout uses;
@@ -41,13 +44,18 @@ LAYOUTS = (
     ("ascending", 0), ("ascending", 2), ("descending", 0), ("descending", 2),
     ("specials", 0), ("random+specials", 0), ("tie at K", 0), ("tie at K", 2),
 )
-MODES = tuple(dict.fromkeys(mode for mode, _ in LAYOUTS))
+# Runs that draw long axes add layouts whose special values stay few however long the axis.
+LONG_AXIS_LAYOUTS = LAYOUTS + (("sparse specials", 0), ("sparse specials", 3))
+MODES = tuple(dict.fromkeys(mode for mode, _ in LONG_AXIS_LAYOUTS))
 # Pool entries drawn for every layout (those it does not use shrink to 0 at once): a failing
 # array the shrinker moves to another layout keeps its pool and the draws after it.
 POOL_ENTRIES = max(entries for _, entries in LAYOUTS)
 # Where NaNs go when every input must hold one.
 NAN_PLACES = ("first", "one", "10%", "50%", "all")
 _LAYOUTS, _NAN_PLACES = st.sampled_from(LAYOUTS), st.sampled_from(NAN_PLACES)
+_LONG_AXIS_LAYOUTS = st.sampled_from(LONG_AXIS_LAYOUTS)
+# How many special values a "sparse specials" array holds at most, whatever its size.
+SPARSE_SPECIALS = 32
 _SPRINKLE_SHARES = (0.01, 0.1, 0.5)
 _SPECIAL_SHARES = (0.1, 0.5, 1.0)
 
@@ -126,10 +134,18 @@ def _entries(dtype: str, allow_nan: bool) -> st.SearchStrategy[tuple]:
     return st.sampled_from(value_table(dtype, allow_nan))
 
 
-def _build(draw, case, allow_nan: bool):
+def _sparse(flat, values, streams) -> None:
+    """Put a few of `values` (1 to SPARSE_SPECIALS) at places spread over `flat` (in place):
+    each place a share of the size, so the places move with it when the array shrinks."""
+    count = 1 + int(streams.sprinkle.integers(SPARSE_SPECIALS))
+    spots = (streams.sprinkle.random(count) * flat.size).astype(np.intp)
+    flat[spots] = values[streams.choose.integers(0, len(values), size=count)]
+
+
+def _build(draw, case, allow_nan: bool, long_axes: bool = False):
     """(flat array, layout, streams): see the module text."""
     dtype, size = case.dtype, math.prod(case.shape)
-    mode, entries = draw(_LAYOUTS)
+    mode, entries = draw(_LONG_AXIS_LAYOUTS if long_axes else _LAYOUTS)
     streams = _Streams(cached.seed(draw))
     table = _entries(dtype, allow_nan)
     drawn = [draw(table) for _ in range(POOL_ENTRIES)]
@@ -144,6 +160,10 @@ def _build(draw, case, allow_nan: bool):
             specials = specials[streams.choose.permutation(len(specials))]
         return np.tile(specials, -(-size // len(specials)))[:size], mode, streams
     flat = random_values(streams.spread, dtype, size)
+    if mode == "sparse specials":
+        specials = special_pool(dtype, allow_nan)
+        _sparse(flat, specials if pool is None else np.concatenate([specials, pool]), streams)
+        return _tie_at_k(flat, case), mode, streams
     if mode == "random+specials":
         _sprinkle(flat, special_pool(dtype, allow_nan), streams, _SPECIAL_SHARES)
     elif pool is not None:
@@ -177,9 +197,11 @@ def _put_nans(draw, flat: np.ndarray, streams) -> np.ndarray:
     return flat
 
 
-def draw_array(draw, case, *, allow_nan: bool = False, require_nan: bool = False) -> np.ndarray:
-    """Draw an input for `case` with a composite's `draw` (a few draws, whatever the size)."""
-    flat, mode, streams = _build(draw, case, allow_nan or require_nan)
+def draw_array(draw, case, *, allow_nan: bool = False, require_nan: bool = False,
+               long_axes: bool = False) -> np.ndarray:
+    """Draw an input for `case` with a composite's `draw` (a few draws, whatever the size);
+    `long_axes` adds the layouts for runs that draw long axes."""
+    flat, mode, streams = _build(draw, case, allow_nan or require_nan, long_axes)
     if require_nan and flat.dtype.kind not in "iu" and flat.size > 0:
         flat = _put_nans(draw, flat, streams)
     event(f"array={mode}")
@@ -197,5 +219,5 @@ def arrays_for(case, *, allow_nan: bool = False, require_nan: bool = False) -> s
     return array()
 
 
-__all__ = ["LAYOUTS", "MODES", "NAN_PLACES", "arrays_for", "collision_pairs", "draw_array", "elements",
+__all__ = ["LAYOUTS", "LONG_AXIS_LAYOUTS", "MODES", "NAN_PLACES", "arrays_for", "collision_pairs", "draw_array", "elements",
            "special_values", "tie_density", "to_array", "value_table"]

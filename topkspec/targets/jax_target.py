@@ -1,4 +1,6 @@
-"""The `jax` target: jax.lax.top_k on the CPU backend.
+"""The `jax` and `jax-gpu` targets: jax.lax.top_k on jax's default device, and on its first
+GPU (CUDA or ROCm). Each names the device it runs on (`device_label`: CPU, or GPU with the
+device's kind), in its version and in its reports.
 
 lax.top_k only selects the largest. The smallest K is the largest K of an
 order-reversing key, with the values then gathered from the input by index, so they are
@@ -19,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from topkspec.spec import dtypes
-from topkspec.targets.base import Rejected, Target, selects_largest
+from topkspec.targets.base import Rejected, Target, first_line, selects_largest
 from topkspec.targets.order_key import adapter_step
 from topkspec.targets.repro import ReproWriter, RuntimeStack, register_repro_writer, versions
 
@@ -96,19 +98,46 @@ class JaxTarget(Target):
     native = True
     validates = True  # refuses K above the size and an out-of-range axis (accepts K=0)
 
+    def __init__(self, name: str = "jax", platform: str | None = None):
+        self.name = name
+        self.platform = platform  # None: jax's default device; "gpu": its first GPU
+
+    def device(self):
+        """The jax device the target runs on."""
+        import jax
+
+        return jax.devices(self.platform)[0] if self.platform else jax.devices()[0]
+
+    def device_label(self) -> str:
+        """'CPU', or 'GPU (<device kind>)' (say 'GPU (NVIDIA H200)'): what jax picked."""
+        device = self.device()
+        label = device.platform.upper().replace("CUDA", "GPU").replace("ROCM", "GPU")
+        kind = getattr(device, "device_kind", "")
+        return label if label == "CPU" or not kind else f"{label} ({kind})"
+
     def version(self) -> str:
         try:
             import jax
             import jaxlib
         except ImportError:
             return "not installed"
-        return f"jax {jax.__version__} (jaxlib {jaxlib.__version__}, {jax.default_backend()})"
+        try:
+            where = self.device_label()
+        except RuntimeError as exc:  # no device of the platform
+            where = f"no {self.platform} device: {first_line(exc)}"
+        return f"jax {jax.__version__} (jaxlib {jaxlib.__version__}, {where})"
 
     def available(self):
         try:
-            import jax  # noqa: F401
+            import jax
         except ImportError as exc:
             return False, f"the jax package (pip install 'jax[cpu]'): {exc}"
+        if self.platform == "gpu":
+            try:
+                jax.devices("gpu")
+            except RuntimeError as exc:
+                return False, (f"jax with a CUDA or ROCm backend (pip install 'jax[cuda12]') and a GPU: "
+                               f"jax.devices('gpu') found none ({first_line(exc)})")
         return True, ""
 
     def run(self, case, x):
@@ -116,7 +145,7 @@ class JaxTarget(Target):
 
         x = np.asarray(x)
         wide = dtypes.itemsize(dtypes.name_of(x.dtype)) == 8
-        with jax.enable_x64(wide):
+        with jax.enable_x64(wide), jax.default_device(self.device()):
             values, indices = jax_topk(x, k=int(case.k), axis=int(case.axis), largest=selects_largest(case))
         return values, indices.astype(np.int64)
 
@@ -136,7 +165,12 @@ def _repro_template(case) -> str:
 def _repro_stack(target, case, _spec=None) -> RuntimeStack:
     how = ("jax.lax.top_k on the input" if selects_largest(case) else
            "jax.lax.top_k on an order-reversing integer key, values gathered by index")
-    return RuntimeStack("JAX", "jax.lax.top_k", "CPU", versions("jax", "jaxlib"), (how + ", jitted",))
+    device = target.device_label() if isinstance(target, JaxTarget) else "the default jax device"
+    return RuntimeStack("JAX", "jax.lax.top_k", device, versions("jax", "jaxlib"), (how + ", jitted",))
+
+
+def gpu() -> JaxTarget:
+    return JaxTarget("jax-gpu", "gpu")
 
 
 register_repro_writer("jax", ReproWriter(_repro_template, "numpy and jax", _repro_fill, _repro_stack),

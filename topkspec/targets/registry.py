@@ -50,6 +50,7 @@ BUILTIN_TARGETS: dict[str, Callable[[], Target]] = {
     "torch": _module("torch_target", "cpu"),
     "torch-cuda": _module("torch_target", "cuda"),
     "jax": _module("jax_target", "JaxTarget"),
+    "jax-gpu": _module("jax_target", "gpu"),
     "openvino": _module("openvino_target", "OpenVinoTarget"),
     "directml": _module("directml.target", "DirectMLTarget"),
     "tensorflow": _module("tensorflow_target", "TensorFlowTarget"),

@@ -1,0 +1,63 @@
+"""`topkspec fuzz --workers N`: one campaign over N processes, on pytest-xdist.
+
+The suite's tests (topkspec.suite, one per property group) are spread over N xdist workers,
+each with its own target (and worker process, for a native target). The run's options become
+the pytest plugin's: the budget (--topk-max-examples, shared among the groups as a fuzz run
+shares it), the spec, the shapes, the reports, and the example database (--topk-database),
+which every worker reads and writes, so failures any of them found replay first in all of
+them next time. Hypothesis's settings come from the named settings (--hypothesis-profile) and
+the seed from --hypothesis-seed. pytest prints what it found, each failure with its report
+folder; the exit code is the command's (0 held, 1 found, 2 bad usage, 130 interrupted).
+"""
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+from topkspec.errors import UsageError
+
+
+def pytest_args(args) -> list[str]:
+    """The pytest command line (after `pytest`) that runs the campaign `args` describes."""
+    from topkspec.fuzz.config import DEFAULT_DATABASE, SETTINGS, SETTINGS_WITH_DATABASE, shape_limits
+
+    name = args.settings or "dev"
+    database = args.database
+    if database is None and name in SETTINGS_WITH_DATABASE:
+        database = DEFAULT_DATABASE
+    budget = args.max_examples if args.max_examples is not None else SETTINGS[name]["max_examples"]
+    line = ["-n", str(args.workers), "-p", "no:cacheprovider", "--pyargs", "topkspec.suite",
+            "--hypothesis-profile", f"topkspec-{name}", "--topk-target", args.target,
+            "--topk-max-examples", str(budget), "--topk-timeout", str(args.timeout)]
+    if args.seed is not None:
+        line += ["--hypothesis-seed", str(args.seed)]
+    if database is not None:
+        line += ["--topk-database", database]
+    options = {"--topk-spec": args.profile, "--topk-report-dir": args.report_dir}
+    limits = shape_limits(args.settings, args.max_axis_size, args.max_elements)
+    options["--topk-max-axis-size"], options["--topk-max-elements"] = limits["max_axis_size"], limits["max_elements"]
+    line += [item for option, value in options.items() if value is not None for item in (option, str(value))]
+    if args.known is not None:
+        line += ["--topk-known"] + ([args.known] if args.known else [])
+    for flag, on in (("--topk-strict-doc", args.strict_doc), ("--topk-report-known", args.report_known),
+                     ("--topk-documents-only", args.documents_only), ("-q", args.quiet)):
+        if on:
+            line.append(flag)
+    return line
+
+
+def run(args) -> int:
+    """Run the campaign on `args.workers` processes; the command's exit code."""
+    import subprocess
+
+    if importlib.util.find_spec("xdist") is None:
+        raise UsageError("--workers needs pytest-xdist: pip install 'topkspec[parallel]'")
+    if args.isolate != "auto":
+        raise UsageError("--workers runs the target as the pytest plugin does (native targets isolated): "
+                         "leave --isolate out")
+    # pytest in an interpreter of its own: its plugins load before anything imports Hypothesis
+    try:
+        code = subprocess.run([sys.executable, "-m", "pytest", *pytest_args(args)]).returncode
+    except KeyboardInterrupt:
+        return 130
+    return {0: 0, 1: 1, 2: 130}.get(code, 2)  # pytest: 0 passed, 1 failed, 2 interrupted
