@@ -19,6 +19,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 NOT_ON_CI = {
     "onnxruntime-cuda": "an NVIDIA GPU and onnxruntime-gpu",
     "torch-cuda": "an NVIDIA GPU and a CUDA build of torch",
+    "jax-gpu": "a GPU and jax with a CUDA or ROCm backend",
 }
 
 
