@@ -15,6 +15,8 @@ from topkspec.targets.onnx_cases import onnx_backend_topk_cases
 @pytest.fixture(scope="module", params=list(BUILTIN_TARGETS))
 def target(request):
     made = get_target(request.param)
+    if not made.computes:
+        pytest.skip(f"{made.name} judges descriptors and computes nothing (its own test file checks it)")
     ok, reason = made.available()
     if not ok:
         pytest.skip(reason)
