@@ -45,6 +45,7 @@ import numpy as np
 from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target
 from topkspec.targets.onnx_builder import OnnxTopK, build_topk_model, newest_opset_profile, onnx_form
+from topkspec.targets.quiet import native_notices_silenced, quiet_environment
 from topkspec.targets.repro import ReproWriter, RuntimeStack, operator_label, register_repro_writer, versions
 
 NEEDS = "the tract package (pip install tract)"
@@ -61,6 +62,16 @@ def error_text(exc: BaseException) -> str:
     text = str(exc).split("Stack backtrace:")[0]
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return " | ".join(lines) or type(exc).__name__
+
+
+def _tract():
+    """tract, imported quiet (topkspec.targets.quiet): no backtrace in its error messages
+    (RUST_BACKTRACE); its calls run with stderr silenced, so a panic's report (pages of
+    backtrace) stays out of a run's output, where the worker's exit status reports the abort."""
+    quiet_environment(RUST_BACKTRACE="0", replace=True)
+    import tract
+
+    return tract
 
 
 class TractTarget(Target):
@@ -82,14 +93,14 @@ class TractTarget(Target):
 
     def version(self) -> str:
         try:
-            import tract
+            tract = _tract()
         except ImportError:
             return "not installed"
         return f"tract {tract.version()} (CPU)"
 
     def available(self):
         try:
-            import tract
+            tract = _tract()
         except ImportError as exc:
             return False, f"{NEEDS}: {exc}"
         try:
@@ -122,9 +133,9 @@ class TractTarget(Target):
                 with open(path, "wb") as handle:
                     handle.write(model.SerializeToString())
                 try:
-                    import tract
-
-                    self._runnables[key] = tract.onnx().load(path).into_model().into_runnable()
+                    tract = _tract()
+                    with native_notices_silenced():  # a panic's report (the worker sees the abort)
+                        self._runnables[key] = tract.onnx().load(path).into_model().into_runnable()
                     self.runnables_built += 1
                 except Exception as exc:  # tract refused the model
                     self._runnables[key] = exc
@@ -149,7 +160,9 @@ class TractTarget(Target):
             form = OnnxTopK(opset, dtype, 1, -1, True, True)
             inputs = self._inputs(form, np.arange(3).astype(dtypes.numpy_dtype(dtype)), 1)
             try:
-                self._runnable(form, 1).run(inputs)
+                runnable = self._runnable(form, 1)
+                with native_notices_silenced():
+                    runnable.run(inputs)
                 self._probes[key] = None
             except Exception as exc:  # the model was refused, or the run failed: tract's
                 cause = exc.__cause__ if isinstance(exc, Rejected) and exc.__cause__ else exc
@@ -160,8 +173,8 @@ class TractTarget(Target):
     # -- the Target interface ----------------------------------------------------------------
 
     def supports(self, case):
-        """bfloat16 has no tract type. Otherwise decided by probing: a value type the opset allows is supported when the tiny probe of
-        that signature runs, and refused for good (Rejected: a valid descriptor rejected,
+        """bfloat16 has no tract type. Otherwise decided by probing: a value type the opset
+        allows is supported when the tiny probe of that signature runs, and refused for good (Rejected: a valid descriptor rejected,
         a finding unless declared known) when tract refuses the probe. A value type outside
         the opset's T is not probed: refusing it is the runtime's job."""
         if case.dtype not in TRACT_TYPES:
@@ -181,7 +194,8 @@ class TractTarget(Target):
         inputs = self._inputs(form, x, int(case.k))
         runnable = self._runnable(form, int(case.k))  # Rejected when tract refuses the model
         try:
-            values, indices = runnable.run(inputs)
+            with native_notices_silenced():  # a panic's report (the worker sees the abort)
+                values, indices = runnable.run(inputs)
             values, indices = values.to_numpy(), indices.to_numpy()
         except Exception as exc:  # tract refused the call
             raise Rejected(f"tract: {type(exc).__name__}: {error_text(exc)}") from exc
