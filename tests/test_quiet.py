@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from topkspec.targets.quiet import RUNTIME_LOGS_ENV, quiet_environment, quiet_logger
+from topkspec.targets.quiet import RUNTIME_LOGS_ENV, quiet_environment, quiet_logger, stderr_captured
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -33,6 +33,17 @@ def test_keep_leaves_every_setting_alone(monkeypatch):
     monkeypatch.delenv(RUNTIME_LOGS_ENV)
     quiet_logger("topkspec-test-runtime")
     assert logger.level == logging.ERROR
+
+
+def test_native_writes_to_stderr_are_captured_unless_kept(monkeypatch, capfd):
+    monkeypatch.delenv(RUNTIME_LOGS_ENV, raising=False)
+    with stderr_captured() as captured:
+        os.write(2, b"clang: error: no bf16\n")
+    assert captured == ["clang: error: no bf16\n"] and capfd.readouterr().err == ""
+    monkeypatch.setenv(RUNTIME_LOGS_ENV, "keep")
+    with stderr_captured() as captured:
+        os.write(2, b"runtime notice\n")
+    assert captured == [] and capfd.readouterr().err == "runtime notice\n"
 
 
 # Eight signatures, one call each: TensorFlow's tracing counter calls that retracing.

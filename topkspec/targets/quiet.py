@@ -60,6 +60,29 @@ def stderr_silenced():
         os.close(saved)
 
 
+@contextlib.contextmanager
+def stderr_captured():
+    """File descriptor 2 to a scratch file for a while; yields a list that then holds what was
+    written there (a compiler's diagnostics, say), as text. With runtime logs kept, nothing is
+    redirected and the list stays empty."""
+    import tempfile
+
+    captured: list = []
+    if keep_runtime_logs():
+        yield captured
+        return
+    with tempfile.TemporaryFile() as scratch:
+        saved = os.dup(2)
+        os.dup2(scratch.fileno(), 2)
+        try:
+            yield captured
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            scratch.seek(0)
+            captured.append(scratch.read().decode("utf-8", "replace"))
+
+
 def native_notices_silenced():
     """stderr_silenced() around a call whose native notices are noise, unless the user keeps
     runtime logs (then nothing is redirected)."""

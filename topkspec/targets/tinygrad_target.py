@@ -35,6 +35,7 @@ import numpy as np
 from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target, as_index_type, first_line, selects_largest
 from topkspec.targets.repro import ReproWriter, RuntimeStack, register_repro_writer, versions
+from topkspec.targets.quiet import stderr_captured
 
 # tinygrad reads DEV when it picks its device; set it before tinygrad is imported anywhere.
 os.environ.setdefault("DEV", "CPU")
@@ -161,13 +162,16 @@ class TinygradTarget(Target):
         key = (case.dtype, single)
         if key not in self._support:
             probe = to_tinygrad(np.array([2] if single else [2, 0, 1]).astype(dtypes.numpy_dtype(case.dtype)))
-            try:
-                values, indices = probe.topk(1)
-                from_tinygrad(values, case.dtype), indices.numpy()
-                self._support[key] = None
-            except Exception as exc:
-                self._support[key] = (f"tinygrad Tensor.topk on {device_label()} cannot run {case.dtype}: "
-                                      f"{type(exc).__name__}: {first_line(exc, empty='')}")
+            with stderr_captured() as diagnostics:  # clang's, kept for the reason, off the run's output
+                try:
+                    values, indices = probe.topk(1)
+                    from_tinygrad(values, case.dtype), indices.numpy()
+                    failure = None
+                except Exception as exc:
+                    failure = f"{type(exc).__name__}: {first_line(exc, empty='')}"
+            errors = [line.strip() for line in "".join(diagnostics).splitlines() if "error:" in line]
+            self._support[key] = failure and (f"tinygrad Tensor.topk on {device_label()} cannot run {case.dtype}: "
+                                              f"{failure}" + (f" ({errors[0]})" if errors else ""))
         if self._support[key]:
             raise Rejected(self._support[key])
         return None
