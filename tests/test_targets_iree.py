@@ -125,3 +125,15 @@ def test_repro_runs_and_reproduces_the_unsigned_comparison(tmp_path):
 def test_version_names_the_compiler_runtime_and_driver():
     assert re.fullmatch(r"iree-base-compiler \S+ \(iree-base-runtime \S+, llvm-cpu on local-sync\)",
                         IreeTarget().version())
+
+
+def test_k_and_axis_out_of_range_are_taken_as_the_known_list_declares(target):
+    """ONNX's contract refuses them (validates); IREE clamps K, takes K = 0, wraps the axis."""
+    x = np.array([[3, 1, 2]], np.float32)
+    known = load_known(None, "iree")
+    for rule, k, axis, want in (("onnx.k.max", 5, -1, [[3, 2, 1]]), ("onnx.k.positive", 0, -1, [[]]),
+                                ("onnx.axis.range", 1, -3, [[3]])):
+        values, _ = target.run(onnx_case("float32", (1, 3), axis, k), x)
+        assert values.tolist() == want, (rule, values.tolist())
+        assert known.match(rule, failures.ACCEPTS_INVALID, "float32", "onnx:24", target.version()), rule
+    assert target.validates

@@ -107,26 +107,6 @@ def test_every_type_is_supported_and_a_refused_probe_is_rejected(target, monkeyp
                                          index_dtype="int64"))
 
 
-# -- not reported upstream (see the target's module text): xfail while they last -------------------
-
-@pytest.mark.xfail(strict=True, reason="keras.ops.top_k (numpy backend, sorted=True) takes K above the axis "
-                                       "size and returns the whole axis (argsort sliced [..., :k]); not reported")
-def test_k_above_the_axis_size_is_refused_sorted(target):
-    x = np.array([1, 2], np.float32)
-    with pytest.raises(Rejected):
-        target.run(Case("onnx:24", "TopK", "float32", (2,), 0, 3, index_dtype="int64"), x)
-
-
-@pytest.mark.xfail(strict=True, reason="keras.ops.top_k (numpy backend) takes k = 0: empty outputs when sorted, "
-                                       "the whole axis when sorted=False (argpartition(x, -0)[..., -0:]); "
-                                       "not reported")
-def test_k_zero_is_refused(target):
-    x = np.array([1, 2, 3], np.float32)
-    for sorted_ in (True, False):
-        with pytest.raises(Rejected):
-            target.run(Case("onnx:24", "TopK", "float32", (3,), 0, 0, sorted=sorted_, index_dtype="int64"), x)
-
-
 # -- the known list ---------------------------------------------------------------------------
 
 def known(rule):
@@ -152,6 +132,28 @@ def test_known_tie_order(target, rule, x, k, largest, sorted_):
         assert rule in broken, f"{rule} should break on {target.version()}: got {indices.tolist()}"
     else:  # the fix (keras-team/keras#23367, is_stable=True) is in
         assert not broken, f"{target.version()}: {sorted(broken)} for {indices.tolist()}"
+
+
+def test_known_k_above_the_axis_size_returns_the_whole_axis(target):
+    """Keras's contract has k top values, so it validates; the numpy backend (sorted=True) takes K
+    above the axis size and returns the whole axis (argsort sliced [..., :k])."""
+    assert "findings/" in known("onnx.k.max").url and target.validates
+    x = np.array([1, 2], np.float32)
+    values, _ = target.run(Case("onnx:24", "TopK", "float32", (2,), 0, 3, index_dtype="int64"), x)
+    assert values.tolist() == [2, 1], values
+    with pytest.raises(Rejected):  # sorted=False: np.argpartition refuses it
+        target.run(Case("onnx:24", "TopK", "float32", (2,), 0, 3, sorted=False, index_dtype="int64"), x)
+
+
+def test_known_k_zero_is_taken(target):
+    """Keras sets no lower bound for k: k = 0 sorted gives empty outputs (unsorted, the whole
+    axis: argpartition(x, -0)[..., -0:], which the finding reports)."""
+    known("onnx.k.positive")
+    x = np.array([1, 2, 3], np.float32)
+    values, _ = target.run(Case("onnx:24", "TopK", "float32", (3,), 0, 0, index_dtype="int64"), x)
+    assert values.shape == (0,)
+    values, _ = target.run(Case("onnx:24", "TopK", "float32", (3,), 0, 0, sorted=False, index_dtype="int64"), x)
+    assert values.shape == (3,)
 
 
 def test_known_bfloat16_nan_leaves_the_numbers_unsorted(target):

@@ -66,6 +66,14 @@ def known_rules():
     return {entry.rule for entry in load_known(None, "tinygrad")}
 
 
+def test_k_zero_is_taken_as_its_contract_allows(target):
+    """Known, by design: Tensor.topk sets no lower bound for k (as torch.topk): empty outputs."""
+    assert "onnx.k.positive" in known_rules()
+    case, x = CASES[0]
+    values, indices = target.run(case.with_(k=0), x)
+    assert values.size == 0 and indices.size == 0, (values.shape, indices.shape)
+
+
 def test_nan_deviation_is_real(target):
     """Known: with NaN, maximum/minimum drop it and NaN matches no value, so index 0 comes twice
     and the non-NaN 0.0 is lost ([NaN, 0.0], K = 2 gives [NaN, NaN] at [0, 0])."""

@@ -11,7 +11,9 @@ A list is TOML, one `[[known]]` table per deviation:
     profile = "onnx:1"                  # optional: a spec profile, or a family ("onnx", "dml")
     versions = "<1.32"                  # optional: a PEP 440 specifier on the target's version
     reason = "..."                      # what the runtime does, in a sentence
-    url = "https://..."                 # the public issue, PR or doc page, where one exists
+    url = "https://..."                 # the public issue, PR or doc page; where nothing public
+                                        # exists yet, the finding's folder in topkspec's repository
+                                        # ("findings/<name>/report.md": its report and repro)
 
 Every built-in runtime ships its list beside this file (`<target>.toml`): `--known` without a
 file reads it.

@@ -54,9 +54,11 @@ class Target:
     name: str = "target"
     #: profile the target is judged by when the user gives none ("onnx:11", "dml:5.0").
     default_profile: str = "dml:5.0"
-    #: True when the target rejects invalid input (K above the axis size, an axis out of
-    #: range) with an exception, so rejection checks apply to it. Some that validate
-    #: still accept K=0, which the spec forbids: the rejection checks report it.
+    #: True when the runtime's contract (its own documentation, or ONNX's text where it
+    #: implements ONNX) refuses invalid input (K above the axis size, an axis out of range),
+    #: so rejection checks apply to it. It declares the promise, not the behaviour: what the
+    #: runtime accepts or crashes on instead goes in its known list (K = 0, which several
+    #: contracts take, included).
     validates: bool = False
     #: The spec families ("dml", "onnx") whose tables the target enforces: it also refuses
     #: a value type, index type or rank the profile leaves out. A target that does not know

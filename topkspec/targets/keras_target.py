@@ -95,11 +95,14 @@ class KerasNumpyTarget(LargestOnlyTarget):
     default_profile = "onnx:24"
     index_dtype = "int64"  # np.argsort / np.argpartition indices (intp)
     native = True
-    # It refuses an axis out of range (np.moveaxis) and, sorted=False, K above the axis size
-    # (np.argpartition), but sorted=True takes K above the axis size (the slice [..., :k] returns
-    # the whole axis) and K = 0 (empty outputs; sorted=False returns the whole axis): it does not
-    # validate K, so the invalid group does not apply.
-    validates = False
+    # Keras's contract (keras.ops.top_k, https://www.tensorflow.org/api_docs/python/tf/keras/ops/top_k): k is "the
+    # number of top elements to retrieve" and the first output "contains the top-k values", so
+    # a K above the axis size has no answer and must be refused (its jax, tensorflow and torch
+    # backends refuse it); Keras sets no lower bound, so K = 0 (empty outputs) is its to take.
+    # The numpy backend refuses an axis out of range (np.moveaxis) and, sorted=False, K above the
+    # axis size (np.argpartition), but sorted=True returns the whole axis for K above its size:
+    # declared in the shipped known list. Held only to input no TopK can compute (no tables).
+    validates = True
     validates_tables = ()
 
     def version(self) -> str:

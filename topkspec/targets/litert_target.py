@@ -36,13 +36,11 @@ empty arrays of the shape and type the interpreter reports for them.
 """
 from __future__ import annotations
 
-import contextlib
-import os
-
 import numpy as np
 
 from topkspec.spec import dtypes
 from topkspec.targets.base import AdapterError, Rejected, Target, describe_error, selects_largest
+from topkspec.targets.quiet import native_notices_silenced, quiet_environment, quiet_logger, stderr_silenced
 from topkspec.targets.repro import ReproWriter, RuntimeStack, operator_label, register_repro_writer, versions
 
 INT32 = np.iinfo(np.int32)
@@ -53,8 +51,9 @@ _TF_TYPES = ("float32", "float16", "bfloat16", "float64", "int8", "int16", "int3
 
 
 def _quiet() -> None:
-    """TensorFlow's C++ logging is informational here; the worker's stderr stays readable."""
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    """TensorFlow's logging is informational here (see topkspec.targets.quiet)."""
+    quiet_environment(TF_CPP_MIN_LOG_LEVEL="3")
+    quiet_logger("tensorflow")
 
 
 def _summary(exc: BaseException, limit: int = 400) -> str:
@@ -65,24 +64,6 @@ def _summary(exc: BaseException, limit: int = 400) -> str:
             if "error:" in line or "TF Select ops" in line or "Unsupported" in line]
     text = " | ".join(dict.fromkeys(keep or lines[:1])) or type(exc).__name__
     return text if len(text) <= limit else text[:limit] + " ..."
-
-
-@contextlib.contextmanager
-def _stderr_silenced():
-    """File descriptor 2 to /dev/null for a while: the converter prints its whole MLIR dump
-    there before raising the same text as an exception."""
-    try:
-        saved = os.dup(2)
-    except OSError:
-        yield
-        return
-    try:
-        with open(os.devnull, "w") as null:
-            os.dup2(null.fileno(), 2)
-        yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
 
 
 def convert(dtype: str, rank: int) -> bytes:
@@ -101,7 +82,7 @@ def convert(dtype: str, rank: int) -> bytes:
     concrete = function.get_concrete_function()
     try:
         converter = tf.lite.TFLiteConverter.from_concrete_functions([concrete], function)
-        with _stderr_silenced():
+        with stderr_silenced():
             return converter.convert()
     except Exception as exc:  # the converter refused the model: TFLite has no builtin TopK for it
         raise Rejected(f"litert: TensorFlow's TFLite converter refused a {dtype} TopK: "
@@ -156,7 +137,8 @@ class _Model:
         if self.shape != key.shape:
             self.shape = None
             interpreter.resize_tensor_input(self.x_index, list(key.shape))
-            interpreter.allocate_tensors()
+            with native_notices_silenced():  # the first allocation announces TFLite's XNNPACK delegate
+                interpreter.allocate_tensors()
             self.shape = key.shape
         interpreter.set_tensor(self.x_index, key)
         interpreter.set_tensor(self.k_index, k)

@@ -44,6 +44,7 @@ def _module(module: str, factory: str):
 BUILTIN_TARGETS: dict[str, Callable[[], Target]] = {
     "reference": _module("reference_target", "ReferenceTarget"),
     "onnx-reference": _module("onnx_reference", "OnnxReferenceTarget"),
+    "onnx-checker": _module("onnx_checker", "OnnxCheckerTarget"),
     "onnxruntime": _module("ort", "cpu"),
     "onnxruntime-directml": _module("ort", "directml"),
     "onnxruntime-cuda": _module("ort", "cuda"),

@@ -23,23 +23,25 @@ case is unsupported.
 """
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, selects_largest
 from topkspec.targets.order_key import LargestOnlyTarget, key_source
+from topkspec.targets.quiet import quiet_environment, quiet_logger
 from topkspec.targets.repro import ReproWriter, RuntimeStack, register_repro_writer, versions
 
 DISTRIBUTIONS = ("tensorflow-cpu", "tensorflow", "tensorflow-intel", "tf-nightly-cpu", "tf-nightly")
 
 
 def _tf():
-    """tensorflow, imported on first use (quiet: its C++ INFO lines are noise in a run)."""
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    """tensorflow, imported on first use, quiet (topkspec.targets.quiet): its C++ INFO lines,
+    and the warning its tracing counter gives when a campaign traces one function per
+    signature, are noise in a run."""
+    quiet_environment(TF_CPP_MIN_LOG_LEVEL="2")
     import tensorflow as tf
 
+    quiet_logger("tensorflow")
     return tf
 
 

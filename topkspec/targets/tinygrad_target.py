@@ -35,6 +35,7 @@ import numpy as np
 from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target, as_index_type, first_line, selects_largest
 from topkspec.targets.repro import ReproWriter, RuntimeStack, register_repro_writer, versions
+from topkspec.targets.quiet import stderr_captured
 
 # tinygrad reads DEV when it picks its device; set it before tinygrad is imported anywhere.
 os.environ.setdefault("DEV", "CPU")
@@ -103,6 +104,12 @@ def from_tinygrad(values, dtype: str) -> np.ndarray:
     return values.numpy()
 
 
+def compiler_error(diagnostics: list) -> str:
+    """' (<the compiler's first error line>)' from what stderr_captured() caught, else ''."""
+    errors = [line.strip() for line in "".join(diagnostics).splitlines() if "error:" in line]
+    return f" ({errors[0]})" if errors else ""
+
+
 class TinygradTarget(Target):
     name = "tinygrad"
     default_profile = "onnx:24"  # dim, largest and (sorted) output; every TopK-24 value type
@@ -161,25 +168,32 @@ class TinygradTarget(Target):
         key = (case.dtype, single)
         if key not in self._support:
             probe = to_tinygrad(np.array([2] if single else [2, 0, 1]).astype(dtypes.numpy_dtype(case.dtype)))
-            try:
-                values, indices = probe.topk(1)
-                from_tinygrad(values, case.dtype), indices.numpy()
-                self._support[key] = None
-            except Exception as exc:
-                self._support[key] = (f"tinygrad Tensor.topk on {device_label()} cannot run {case.dtype}: "
-                                      f"{type(exc).__name__}: {first_line(exc, empty='')}")
+            with stderr_captured() as diagnostics:  # clang's, kept for the reason, off the run's output
+                try:
+                    values, indices = probe.topk(1)
+                    from_tinygrad(values, case.dtype), indices.numpy()
+                    failure = None
+                except Exception as exc:
+                    failure = f"{type(exc).__name__}: {first_line(exc, empty='')}"
+            self._support[key] = failure and (f"tinygrad Tensor.topk on {device_label()} cannot run {case.dtype}: "
+                                              f"{failure}" + compiler_error(diagnostics))
         if self._support[key]:
             raise Rejected(self._support[key])
         return None
 
     def run(self, case, x):
         tensor = to_tinygrad(x)  # the adapter's own conversion: its failure is the adapter's
-        try:
-            values, indices = tensor.topk(int(case.k), dim=int(case.axis), largest=selects_largest(case),
-                                          sorted_=True)
-            values, indices = from_tinygrad(values, case.dtype), indices.numpy()
-        except Exception as exc:  # tinygrad refused the call (K above the size, an axis out of range)
-            raise Rejected(f"tinygrad: {type(exc).__name__}: {first_line(exc, empty='')}") from exc
+        with stderr_captured() as diagnostics:  # clang's warnings and errors, off the run's output
+            try:
+                values, indices = tensor.topk(int(case.k), dim=int(case.axis), largest=selects_largest(case),
+                                              sorted_=True)
+                values, indices = from_tinygrad(values, case.dtype), indices.numpy()
+                refused = None
+            except Exception as exc:  # tinygrad refused the call (K above the size, an axis out of range)
+                refused = exc
+        if refused is not None:
+            raise Rejected(f"tinygrad: {type(refused).__name__}: {first_line(refused, empty='')}"
+                           + compiler_error(diagnostics)) from refused
         return values, as_index_type(indices, case.index_dtype)
 
 
