@@ -199,7 +199,7 @@ def group_test(target, result, group, strategy, body, *, progress=None, strict_d
     an example after a Ctrl-C raises KeyboardInterrupt whatever swallowed the first one."""
     ctx = GroupContext(target, result, group, strict_doc=strict_doc)
 
-    def example(data):
+    def run_example(data):
         if ctrl_c is not None and ctrl_c.pressed:
             raise KeyboardInterrupt
         ctx.start_example()
@@ -227,6 +227,11 @@ def group_test(target, result, group, strategy, body, *, progress=None, strict_d
                     draw=draw))
         finally:
             result.timing["body_s"] += time.perf_counter() - start
+
+    # The test Hypothesis runs is this short function: each search reads its source to name it
+    # (2.5 ms for the body above, 0.03 ms for this), and a run may make many searches.
+    def example(data):
+        run_example(data)
 
     return given(strategy)(example), ctx
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from topkspec.spec import dtypes
+from topkspec.spec.reference import take_rows
 
 
 def rows(case, arr) -> tuple[np.ndarray, tuple]:
@@ -34,13 +35,6 @@ def at(outer, row, position=None) -> str:
     if position is not None:
         parts.append(f"position {int(position)}")
     return " ".join(parts) or "the sequence"
-
-
-def take_rows(arr: np.ndarray, order: np.ndarray) -> np.ndarray:
-    """`np.take_along_axis(arr, order, axis=1)` for 2-D arrays, as one flat gather (numpy's
-    general form builds a broadcast index per axis, several times slower)."""
-    starts = np.arange(arr.shape[0], dtype=np.int64)[:, None] * arr.shape[1]
-    return np.ascontiguousarray(arr).reshape(-1)[order + starts]
 
 
 def by_index(case, values, indices) -> tuple[np.ndarray, np.ndarray]:

@@ -88,6 +88,9 @@ class Validator:
         self._kinds, self._normalise = CHECK_KINDS, normalise
         # (family, op, level or TopK version, strict_doc) -> (the checks that apply in order, ctx)
         self._plans: dict = {}
+        # (Case, profile, strict_doc) -> its findings: a run asks about the same case again and
+        # again (each relation's calls, each repeat, Hypothesis's mutations of an example)
+        self._by_case: dict = {}
 
     def _plan(self, prof, op: str, strict_doc: bool):
         """[(rule id, requires, check function, params, source)] and the ctx for one kind of
@@ -111,10 +114,24 @@ class Validator:
         if type(desc) is not dict:
             case = sys.modules.get("topkspec.spec.case")  # no Case made before it is loaded
             if case is not None and isinstance(desc, case.Case):
-                from topkspec.spec.descriptors import descriptor
+                key = (desc, profile, strict_doc)
+                try:
+                    hash(key)
+                except TypeError:  # a hand-made Case with a list in it, say
+                    return self._validate_case(desc, profile, strict_doc)
+                if key not in self._by_case:
+                    if len(self._by_case) >= _CASES_KEPT:
+                        self._by_case.clear()
+                    self._by_case[key] = tuple(self._validate_case(desc, profile, strict_doc))
+                return list(self._by_case[key])
+        return self._validate(desc, profile, strict_doc)
 
-                profile = profile or desc.profile
-                desc = descriptor(desc)
+    def _validate_case(self, case, profile, strict_doc: bool) -> list[Finding]:
+        from topkspec.spec.descriptors import descriptor
+
+        return self._validate(descriptor(case), profile or case.profile, strict_doc)
+
+    def _validate(self, desc, profile, strict_doc: bool) -> list[Finding]:
         view, prof = self._normalise(desc, profile)
         if prof.family == "dml":
             key = (view["Type"], prof.level, strict_doc)
@@ -141,6 +158,8 @@ class Validator:
 
 
 _default: Validator | None = None
+# How many cases a validator remembers the findings of (Findings are immutable).
+_CASES_KEPT = 4096
 
 
 def default_validator() -> Validator:
