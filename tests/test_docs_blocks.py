@@ -1,0 +1,488 @@
+"""Every fenced block of README.md and docs/ runs as written, and what the page says about its
+output (exit codes, counts, report folders, "N of M") is what the commands give.
+
+tests/docs_blocks.py finds the blocks and their marks. A block with no mark runs as written; a
+block marked `check: NAME` runs through CHECKS[NAME] below, which reads the page's claims next
+to it; every other block carries the reason it does not run here. A new block on any page is
+picked up by itself: unmarked, it runs, and fails loudly if it does not work as written."""
+import json
+import os
+import pathlib
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tomllib
+
+import pytest
+
+from docs_blocks import ROOT, Block, all_blocks, page_text, prose_after, prose_before
+from topkspec.cli import build_parser
+
+BLOCKS = all_blocks()
+WORDS = {w: n for n, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())}
+RUNNERS = ("sh", "python", "json")
+TIMEOUT = 600
+
+
+def env() -> dict:
+    """The tests' own install, with this checkout first on the path, as a new user's shell has it."""
+    out = dict(os.environ)
+    out["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), out.get("PATH", "")])
+    out["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), out.get("PYTHONPATH", "")) if p)
+    out.pop("TOPKSPEC_DIRECTML_DLL", None)
+    return out
+
+
+class Done:
+    def __init__(self, command: str, cwd: pathlib.Path, proc: subprocess.CompletedProcess):
+        self.command, self.cwd, self.code = command, cwd, proc.returncode
+        self.out, self.err = proc.stdout, proc.stderr
+
+    def __str__(self):
+        return f"$ {self.command}  (in {self.cwd}, exit {self.code})\n{self.out[-4000:]}{self.err[-4000:]}"
+
+
+def sh(command: str, cwd: pathlib.Path, timeout: int = TIMEOUT) -> Done:
+    proc = subprocess.run(["bash", "-c", command], cwd=cwd, env=env(), capture_output=True, text=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
+    return Done(command, cwd, proc)
+
+
+class Runs:
+    """Commands several pages share (the quick start is on three) run once a session, each in
+    a folder of its own that later checks read from."""
+
+    def __init__(self, base: pathlib.Path):
+        self.base, self.done = base, {}
+
+    def once(self, command: str) -> Done:
+        if command not in self.done:
+            cwd = self.base / f"run{len(self.done)}"
+            cwd.mkdir()
+            self.done[command] = sh(command, cwd)
+        return self.done[command]
+
+
+@pytest.fixture(scope="session")
+def runs(tmp_path_factory):
+    return Runs(tmp_path_factory.mktemp("docs-runs"))
+
+
+# -- what every block may carry ----------------------------------------------------------------
+
+def extras() -> set:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    return set(project.get("optional-dependencies", {}))
+
+
+def install_checked(command: str) -> bool:
+    """A `pip install -e` of this project is checked, not run: the tests run in that install.
+    True when `command` is one (and its extras exist)."""
+    words = shlex.split(command)
+    if words[:2] != ["pip", "install"] or "-e" not in words:
+        return False
+    target = words[words.index("-e") + 1]
+    wanted = re.fullmatch(r"\.(?:\[([\w,-]+)\])?", target)
+    assert wanted, f"`{command}`: installs {target!r}, not this project"
+    missing = set(filter(None, (wanted.group(1) or "").split(","))) - extras()
+    assert not missing, f"`{command}`: pyproject.toml has no extra {sorted(missing)}"
+    return True
+
+
+def runnable(command: str) -> str:
+    """The part of `pip install -e . && CMD` that runs; the install part is checked."""
+    parts = command.split(" && ")
+    while parts and install_checked(parts[0]):
+        parts.pop(0)
+    return " && ".join(parts)
+
+
+def files_of(page: str) -> list[Block]:
+    return [b for b in BLOCKS if b.page == page and b.lang == "python" and b.file_name]
+
+
+def write_files(page: str, where: pathlib.Path) -> None:
+    for block in files_of(page):
+        (where / block.file_name).parent.mkdir(parents=True, exist_ok=True)
+        (where / block.file_name).write_text(block.text)
+
+
+def number(word: str) -> int:
+    return int(word) if word.isdigit() else WORDS[word.lower()]
+
+
+def claim(pattern: str, text: str, where: str):
+    found = re.search(pattern, text, re.S)
+    assert found, f"{where}: the page no longer says /{pattern}/ (update the check with the page):\n{text}"
+    return found
+
+
+def needs_directml():
+    from directml_needed import need
+    from topkspec.targets.registry import resolve
+    need(resolve("directml")).close()
+
+
+def same_version(block: Block, claims: str, package: str, pattern: str) -> None:
+    """The page's figures are for the version it names: skip comparing them under another."""
+    from importlib.metadata import version
+    named = claim(pattern, claims, block.where).group(1)
+    if version(package) != named:
+        pytest.skip(f"{block.where} gives figures for {package} {named}; {version(package)} is installed")
+
+
+def assert_code(done: Done, code: int, where: str) -> None:
+    assert done.code == code, f"{where}: the page says exit {code}\n{done}"
+
+
+# -- the unmarked blocks: run as written ------------------------------------------------------
+
+def run_plain(block: Block, where: pathlib.Path) -> None:
+    write_files(block.page, where)
+    if block.lang == "json":
+        json.loads(block.text)
+    elif block.lang == "python":
+        if block.file_name:  # a file the page asks you to save: it must at least import
+            module = block.file_name[:-3].replace("/", ".")
+            done = sh(f"{shlex.quote(sys.executable)} -c 'import {module}'", where)
+        else:
+            (where / "block.py").write_text(block.text)
+            done = sh(f"{shlex.quote(sys.executable)} block.py", where)
+        assert_code(done, 0, block.where)
+    else:
+        for command in block.commands():
+            command = runnable(command)
+            if command:
+                assert_code(sh(command, where), 0, block.where)
+
+
+# -- the checks: what a page says about its blocks' output ---------------------------------------
+
+def check_quick_start(block, runs, where):
+    """`pip install -e . && topkspec fuzz --target onnxruntime …`: the exit code, the number of
+    reports, the folder the page names, the types it lists, and what `--known` does."""
+    (command,) = block.commands()
+    fuzz = runnable(command)
+    done = runs.once(fuzz)
+    claims = prose_after(block)
+    found = claim(r"ends with exit code (\d) and (\w+) reports", claims, block.where)
+    assert done.code in (0, 1), str(done)
+    same_version(block, claims, "onnxruntime", r"With ONNX Runtime ([\d.]+)")
+    assert_code(done, int(found.group(1)), block.where)
+    folders = sorted(p.name for p in (done.cwd / "topk-reports").iterdir())
+    assert len(folders) == number(found.group(2)), f"{block.where}: reports {folders}\n{done}"
+    for named in re.findall(r"`topk-reports/([^`/]+)/?`", claims):
+        assert named in folders, f"{block.where} names topk-reports/{named}; the run wrote {folders}"
+    listed = claim(r"no kernel for \(([^):]+)", claims, block.where).group(1)
+    dtypes = sorted(json.loads((done.cwd / "topk-reports" / f / "case.json").read_text())["case"]["dtype"]
+                    for f in folders if "rejects-a-valid-descriptor" in f)
+    assert dtypes == sorted(t.strip() for t in listed.split(",")), f"{block.where}: the run's {dtypes}"
+    known = runs.once(f"{fuzz} --known")
+    assert_code(known, int(claim(r"`--known`.*?exits (\d)", claims, block.where).group(1)), block.where)
+    assert not (known.cwd / "topk-reports").exists(), f"{block.where}: --known wrote reports\n{known}"
+
+
+def check_known_toml(block, runs, where):
+    """The known-deviation entry as shown loads, with every field it shows."""
+    from topkspec.known import load_known
+    (where / "known.toml").write_text(block.text)
+    known = load_known(str(where / "known.toml"), "onnxruntime")
+    (entry,) = known.entries
+    assert entry.rule == "onnx.k.positive" and entry.url.endswith("/pull/909"), entry
+
+
+def check_matrix(block, runs, where):
+    """A row per rule, a column per target, broken cells linking their reports."""
+    (command,) = block.commands()
+    targets = claim(r"--targets ([\w,-]+)", command, block.where).group(1).split(",")
+    from topkspec.targets.registry import resolve
+    for name in targets:
+        ok, why = resolve(name).available()
+        if not ok:
+            pytest.skip(f"{block.where} needs the {name} target: {why}")
+    done = sh(command, where)
+    assert done.code == 1, f"{block.where}: the targets shown break rules (exit 1)\n{done}"
+    table = (where / "matrix.md").read_text()
+    header = table.splitlines()[0]
+    assert all(f"`{name}`" in header for name in targets), header
+    for link in re.findall(r"\]\(([^)]+/report\.md)\)", table):
+        assert (where / link).is_file(), f"{block.where}: the matrix links {link}, which is not there"
+    assert "broken" in table
+
+
+def check_ci_pytest(block, runs, where):
+    """The plugin run: exit code, groups failed and passed, and report folders, as the page says."""
+    (command,) = block.commands()
+    done = runs.once(command)
+    claims = prose_after(block)
+    same_version(block, claims, "onnxruntime", r"ONNX Runtime ([\d.]+)")
+    found = claim(r"exits (\d): (\w+) groups? fail(?:s)? .*?(\w+) reports? in `topk-reports`", claims, block.where)
+    assert_code(done, int(found.group(1)), block.where)
+    assert f"{number(found.group(2))} failed" in done.out, str(done)
+    folders = list((done.cwd / "topk-reports").iterdir())
+    assert len(folders) == number(found.group(3)), f"{block.where}: {folders}\n{done}"
+
+
+def corpus_of(runs) -> Done:
+    done = runs.once("topkspec corpus topk-corpus")
+    assert done.code == 0, str(done)
+    return done
+
+
+def check_corpus_write(block, runs, where):
+    """The three corpus commands; the counts the page gives ("about N"), its size, --spec
+    writing only the profiles asked, --from-reports taking the quick start's reports."""
+    whole, only, from_reports = block.commands()
+    done = corpus_of(runs)
+    text = page_text(block)
+    onnx = len(list((done.cwd / "topk-corpus" / "onnx").iterdir()))
+    cases = [json.loads(p.read_text()) for p in (done.cwd / "topk-corpus" / "dml").glob("*.json")]
+    invalid = sum(case["expected"].get("outcome") == "refused" for case in cases)
+    for said, got in ((claim(r"About (\d+) cases", text, block.where).group(1), onnx),
+                      (claim(r"About (\d+) valid", text, block.where).group(1), len(cases) - invalid),
+                      (claim(r"(\d+) invalid", text, block.where).group(1), invalid)):
+        assert abs(int(said) - got) <= 0.05 * got, f"{block.where}: the page says about {said}, the corpus has {got}"
+    size = sum(p.stat().st_size for p in (done.cwd / "topk-corpus").rglob("*") if p.is_file())
+    mb = int(claim(r"the corpus is under (\d+) MB", text, block.where).group(1))
+    assert size < mb * 1_000_000, f"{block.where}: the corpus is {size} bytes"
+
+    assert_code(sh(only, where), 0, block.where)
+    opsets = {re.match(r"test_topk(\d+)_", p.name).group(1) for p in (where / "topk-corpus" / "onnx").iterdir()}
+    assert opsets == {"11"} and not list((where / "topk-corpus" / "dml").glob("*.json")), opsets
+
+    reports = runs.once(runnable(next(b for b in BLOCKS if b.marks.get("check") == "quick-start").commands()[0]))
+    shutil.copytree(reports.cwd / "topk-reports", where / "topk-reports")
+    added = sh(from_reports, where)
+    assert_code(added, 0, block.where)
+    kept = list((where / "topk-corpus").rglob("report_*"))
+    took = claim(r"(\d+) cases? from", added.out + added.err, block.where)
+    assert int(took.group(1)) == len(kept), f"{block.where}: it says {took.group(0)}; {len(kept)} written\n{added}"
+
+
+def check_corpus_onnx(block, runs, where):
+    """The ONNX Runtime loop over the ONNX cases ends and prints what the page says."""
+    corpus = corpus_of(runs)
+    (where / "topk-corpus").symlink_to(corpus.cwd / "topk-corpus")
+    (where / "run_onnx.py").write_text(block.text)
+    done = sh(f"{shlex.quote(sys.executable)} run_onnx.py", where)
+    assert_code(done, 0, block.where)
+    claims = prose_after(block)
+    same_version(block, claims, "onnxruntime", r"With ONNX Runtime ([\d.]+)")
+    printed = claim(r"prints `([^`]+)`", claims, block.where).group(1)
+    assert printed in done.out, f"{block.where}: the page says it prints {printed!r}\n{done}"
+
+
+def check_corpus_replay(block, runs, where):
+    """`topkspec directml replay`: exit code and "N of the M as stored; the other K"."""
+    needs_directml()
+    (command,) = block.commands()
+    corpus = corpus_of(runs)
+    (where / "topk-corpus").symlink_to(corpus.cwd / "topk-corpus")
+    done = sh(command, where)
+    claims = prose_after(block)
+    found = claim(r"DirectML ([\d.]+) under Wine replays (\d+) of the (\d+) as stored; the other (\d+) are",
+                  claims, block.where)
+    stored, total, other = (int(found.group(i)) for i in (2, 3, 4))
+    assert stored + other == total, f"{block.where}: {stored} + {other} is not {total}"
+    assert_code(done, 0, block.where)
+    assert f"{stored} as stored, 0 not as stored, {other} not judged" in done.out, f"{block.where}\n{done}"
+
+
+def check_spec_validate(block, runs, where):
+    """Each `spec.validate(...)` call gives the findings its `# ->` comment names."""
+    from topkspec import spec
+    calls = re.findall(r"(spec\.validate\(.*?\))\n# -> ([^\n(]*)", block.text, re.S)
+    assert len(calls) == block.text.count("spec.validate("), f"{block.where}: a call without `# ->`"
+    for call, said in calls:
+        got = [finding.rule for finding in eval(call, {"spec": spec})]  # the page's own code
+        want = [] if said.strip() == "[]" else [r.split(" (")[0].strip() for r in said.split(",")]
+        assert sorted(got) == sorted(want), f"{block.where}: {call}\nthe page says {want}, it gives {got}"
+
+
+def check_valid_descriptor(block, runs, where):
+    """A descriptor shown as an example is valid: `topkspec validate -` exits 0."""
+    (where / "descriptor.json").write_text(block.text)
+    done = sh("topkspec validate descriptor.json", where)
+    assert_code(done, 0, block.where)
+    assert json.loads(done.out)["valid"] is True, str(done)
+
+
+def descriptors(page: str) -> list[str]:
+    return [b.text for b in BLOCKS if b.page == page and b.lang == "json"]
+
+
+def check_spec_export(block, runs, where):
+    """The export's own validator, made as its comment says, agrees with spec.validate."""
+    from topkspec import spec
+    assert_code(sh(claim(r"# (topkspec spec > [\w.-]+)", block.text, block.where).group(1), where), 0, block.where)
+    for text in descriptors("docs/spec.md"):
+        descriptor = json.loads(text)
+        namespace = {"descriptor": descriptor}
+        cwd = os.getcwd()
+        os.chdir(where)
+        try:
+            exec(block.text.replace("validator.validate(descriptor)", "found = validator.validate(descriptor)"),
+                 namespace)
+        finally:
+            os.chdir(cwd)
+        assert [f.rule for f in namespace["found"]] == [f.rule for f in spec.validate(descriptor)]
+
+
+def onnx_model(path: pathlib.Path) -> None:
+    import onnx
+    from onnx import TensorProto, helper
+    node = helper.make_node("TopK", ["X", "K"], ["V", "I"], axis=-1)
+    graph = helper.make_graph(
+        [node], "topk", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [3, 4])],
+        [helper.make_tensor_value_info("V", TensorProto.FLOAT, [3, 2]),
+         helper.make_tensor_value_info("I", TensorProto.INT64, [3, 2])],
+        [helper.make_tensor("K", TensorProto.INT64, [1], [2])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)]), str(path))
+
+
+def check_validate_commands(block, runs, where):
+    """Each `topkspec validate` line on the files it names (the page's descriptors, a model):
+    exit 0 when valid, 1 when not; `--against` adds the target's verdict."""
+    dml, onnx_node = descriptors("docs/spec.md")
+    (where / "descriptor.json").write_text(dml)
+    (where / "descriptors.json").write_text(json.dumps([json.loads(dml), json.loads(onnx_node)]))
+    (where / "desc.json").write_text(dml)
+    onnx_model(where / "model.onnx")
+    claims = prose_after(block)
+    claim(r"exits 0 when\s+valid, 1 when invalid, 2 when the input cannot be read", claims, block.where)
+    for command in block.commands():
+        if "--against directml" in command:
+            needs_directml()
+        done = sh(command, where)
+        result = json.loads(done.out)
+        results = result if isinstance(result, list) else [result]
+        want = 0 if all(r["valid"] for r in results) else 1
+        assert_code(done, want, f"{block.where} `{command}`")
+        if "--against" in command:
+            assert all(r.get("against", {}).get("outcome") == "accepted" for r in results), str(done)
+    broken = sh("topkspec validate broken.json", where)
+    assert broken.code == 2 and "Traceback" not in broken.err, str(broken)
+
+
+def check_other_commands(block, runs, where):
+    """README's other commands: targets lists what is available; validate on a descriptor."""
+    (where / "descriptor.json").write_text(descriptors("docs/spec.md")[0])
+    listed, valid = (sh(command, where) for command in block.commands())
+    assert_code(listed, 0, block.where)
+    assert "reference  [available]" in listed.out, str(listed)
+    assert_code(valid, 0, block.where)
+
+
+def check_bench(block, runs, where):
+    """`topkspec bench`: one JSON line per target with the fields the page explains. A benchmark
+    is run small here (--max-examples 20 --repeat 1); its figures are the page's to measure."""
+    (command,) = block.commands()
+    small = re.sub(r"--max-examples \d+", "--max-examples 20", command) + " --repeat 1 --quiet"
+    done = sh(small, where)
+    assert_code(done, 0, block.where)
+    names = claim(r"--targets ([\w,-]+)", command, block.where).group(1).split(",")
+    lines = [json.loads(line) for line in done.out.splitlines() if line.startswith("{")]
+    by_target = {line.get("target"): line for line in lines if "target" in line}
+    for name in names:
+        assert name in by_target, f"{block.where}: no line for {name}\n{done}"
+        for field in re.findall(r"`(of_floor|of_floor_runs|start_s)`", prose_before(block)):
+            assert field in by_target[name] or by_target[name].get("error"), f"{name} lacks {field}"
+
+
+def check_bench_spec(block, runs, where):
+    """`topkspec bench spec`: the rows of the page's table, fault counts included."""
+    (command,) = block.commands()
+    done = sh(command + " --repeat 1 --number 200", where)
+    assert_code(done, 0, block.where)
+    table = prose_after(block, 3)
+    for faults in re.findall(r"with (\d+) faults", table):
+        assert f"({faults} findings)" in done.out, f"{block.where}: no descriptor with {faults} findings\n{done}"
+    for row in ("import topkspec.spec", "first spec.validate after it", "python -c pass"):
+        assert row in done.out, f"{block.where}: no {row!r} row\n{done}"
+
+
+def check_directml_setup(block, runs, where):
+    """setup (idempotent, seconds when in place) and info run; `--version` and `--dll` change
+    which DLL every later run uses, so they are parsed by the command line, not run."""
+    needs_directml()
+    for command in block.commands():
+        words = shlex.split(command)
+        if "--version" in words or "--dll" in words:
+            build_parser().parse_args(words[1:])
+            continue
+        assert_code(sh(command, where), 0, f"{block.where} `{command}`")
+
+
+def check_directml_targets_sample(block, runs, where):
+    """The sample of `topkspec targets` has the shape of what `topkspec targets` prints here."""
+    needs_directml()
+    done = sh("topkspec targets", where)
+    first, second = block.text.splitlines()[:2]
+    lines = done.out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("directml "))
+    assert lines[at].split("  on ")[0].split(" on ")[0] == first.split(" on ")[0], f"{first}\n{lines[at]}"
+    assert lines[at + 1].split(";")[0] == second.split(";")[0], f"{second}\n{lines[at + 1]}"
+
+
+CHECKS = {
+    "quick-start": check_quick_start,
+    "known-toml": check_known_toml,
+    "matrix": check_matrix,
+    "ci-pytest": check_ci_pytest,
+    "corpus-write": check_corpus_write,
+    "corpus-onnx": check_corpus_onnx,
+    "corpus-replay": check_corpus_replay,
+    "spec-validate": check_spec_validate,
+    "valid-descriptor": check_valid_descriptor,
+    "spec-export": check_spec_export,
+    "validate-commands": check_validate_commands,
+    "other-commands": check_other_commands,
+    "bench": check_bench,
+    "bench-spec": check_bench_spec,
+    "directml-setup": check_directml_setup,
+    "directml-targets-sample": check_directml_targets_sample,
+}
+
+
+def how(block: Block) -> str:
+    if block.directive:
+        return "sphinx"
+    for mark in ("not-run", "checked-by", "check"):
+        if mark in block.marks:
+            return mark
+    return "plain"
+
+
+def runs_here(block: Block) -> bool:
+    return how(block) in ("plain", "check")
+
+
+@pytest.mark.parametrize("block", [b for b in BLOCKS if runs_here(b)], ids=lambda b: b.where)
+def test_the_block_runs_as_the_page_says(block, runs, tmp_path):
+    write_files(block.page, tmp_path)
+    if how(block) == "check":
+        CHECKS[block.marks["check"].split()[0]](block, runs, tmp_path)
+    else:
+        run_plain(block, tmp_path)
+
+
+def test_every_block_is_run_or_says_why_not():
+    problems = []
+    for block in BLOCKS:
+        kind = how(block)
+        if kind == "not-run" and len(block.marks["not-run"]) < 12:
+            problems.append(f"{block.where}: `not-run` needs a reason a reader of the source understands")
+        elif kind == "checked-by":
+            test = block.marks["checked-by"]
+            if not (ROOT / test).is_file() or pathlib.PurePath(block.page).name not in (ROOT / test).read_text():
+                problems.append(f"{block.where}: checked-by {test}, which does not read {block.page}")
+        elif kind == "check" and block.marks["check"].split()[0] not in CHECKS:
+            problems.append(f"{block.where}: no check named {block.marks['check']!r}")
+        elif kind == "plain" and block.lang not in RUNNERS:
+            problems.append(f"{block.where}: a ```{block.lang or '(no language)'} block runs nowhere: "
+                            "mark it <!-- not-run: why --> or <!-- check: NAME -->")
+    used = {b.marks["check"].split()[0] for b in BLOCKS if how(b) == "check"}
+    problems += [f"CHECKS[{name!r}] checks no block" for name in sorted(set(CHECKS) - used)]
+    assert not problems, "\n".join(problems)
