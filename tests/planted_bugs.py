@@ -165,6 +165,11 @@ def always_last_axis(x, *, axis, k, largest=True):
     return CORRECT(x, axis=-1, k=min(k, np.shape(x)[-1]), largest=largest)
 
 
+def wraps_the_axis(x, *, axis, k, largest=True):
+    """Takes any axis modulo the rank, so an axis out of range (-2 for rank 1) is accepted."""
+    return CORRECT(x, axis=axis % np.ndim(x), k=k, largest=largest)
+
+
 def one_based_indices(x, *, axis, k, largest=True):
     """Returns indices counted from 1."""
     values, indices = CORRECT(x, axis=axis, k=k, largest=largest)

@@ -207,7 +207,9 @@ def user_error(fn, name: str, exc: Exception, *, caller: str) -> Exception:
 class CallableTarget(Target):
     """Wraps a plain `topk(x, *, axis, k, largest) -> (values, indices)` function.
 
-    The function has DirectML semantics (sorted output) and refuses an input by raising:
+    The function has DirectML semantics (sorted output) and gets every argument as drawn:
+    `axis` as the descriptor writes it (negative, counted from the back, at an ONNX profile),
+    and an invalid axis or K unchanged, for it to refuse. It refuses an input by raising:
     `Rejected`, ValueError, IndexError, RuntimeError, the runtime's own error, anything.
     Except that NameError, AttributeError and TypeError raised by the function's own code
     (the innermost frame of the traceback lies in the file that defines it) or by calling it
@@ -235,7 +237,9 @@ class CallableTarget(Target):
         import numpy as np
 
         try:
-            result = self.fn(x, axis=case.norm_axis, k=case.k, largest=selects_largest(case))
+            # Every argument as drawn: an ONNX axis may be negative, and an invalid axis or K must
+            # reach the function unchanged for it to refuse (normalising it would blame the function).
+            result = self.fn(x, axis=case.axis, k=case.k, largest=selects_largest(case))
         except Exception as exc:  # a refusal, or a bug of the function (user_error)
             judged = user_error(self.fn, self.name, exc, caller=__file__)
             if judged is exc:

@@ -175,7 +175,7 @@ def _callable_fill(target, case, spec_text) -> dict:
     from topkspec.targets.base import selects_largest
 
     load, _ = function_loader(spec_text or target.name)
-    return {"load": load, "largest": selects_largest(case), "axis_expr": "axis + x.ndim if axis < 0 else axis"}
+    return {"load": load, "largest": selects_largest(case)}
 
 
 def _callable_stack(target, case, spec_text=None) -> RuntimeStack:
