@@ -5,6 +5,7 @@ tests/docs_blocks.py finds the blocks and their marks. A block with no mark runs
 block marked `check: NAME` runs through CHECKS[NAME] below, which reads the page's claims next
 to it; every other block carries the reason it does not run here. A new block on any page is
 picked up by itself: unmarked, it runs, and fails loudly if it does not work as written."""
+import importlib.util
 import json
 import os
 import pathlib
@@ -107,6 +108,13 @@ def write_files(page: str, where: pathlib.Path) -> None:
     for block in files_of(page):
         (where / block.file_name).parent.mkdir(parents=True, exist_ok=True)
         (where / block.file_name).write_text(block.text)
+
+
+def load_file(path: pathlib.Path):
+    loader = importlib.util.spec_from_file_location(f"docs_{path.stem}", path)
+    module = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(module)
+    return module
 
 
 def number(word: str) -> int:
@@ -426,6 +434,135 @@ def check_directml_targets_sample(block, runs, where):
     assert lines[at + 1].split(";")[0] == second.split(";")[0], f"{second}\n{lines[at + 1]}"
 
 
+FAILURE = re.compile(r"^  \[(?P<cls>[^\]]+)\] (?P<rule>\S+) \((?P<status>[^)]+)\): (?P<case>[^\n]*?)(?: -> \S+)?\n"
+                     r"(?:\s+what:[^\n]*\n)?(?:\s+input:\s+(?P<input>[^\n]*)\n)?", re.M)
+
+
+def failures(done: Done) -> list[dict]:
+    """The summary's failure lines: class, rule, the case and (without --report-dir) the input."""
+    return [m.groupdict() for m in FAILURE.finditer(done.out)]
+
+
+def wraps_around(failure: dict) -> bool:
+    """The bug docs/targets.md plants: -x wraps for unsigned types and the most negative integer."""
+    import numpy as np
+    dtype = re.search(r"\b(u?int\d+)\[", failure["case"])
+    if failure["cls"] != "wrong result" or not dtype or "largest" not in failure["case"]:
+        return False
+    info = np.iinfo(dtype.group(1))
+    return info.min == 0 or str(info.min) in (failure["input"] or "")
+
+
+def check_my_topk(block, runs, where):
+    """Both ways of naming my_topk.py find its bug and only it; the example the page gives of
+    the bug is what the function does; a module path without PYTHONPATH=. stops as the page says."""
+    import numpy as np
+    page_topk = load_file(where / "my_topk.py").topk
+    said = claim(r"`int64\[2\] = \[0, (-\d+)\]` with\s+K = 1 returns the second", page_text(block), block.where)
+    x = np.array([0, int(said.group(1))], dtype=np.int64)
+    assert page_topk(x, axis=0, k=1, largest=True)[1].tolist() == [1], f"{block.where}: the bug's example"
+    for command in block.commands():
+        done = sh(command, where)
+        assert_code(done, 1, f"{block.where} `{command}`")
+        found = failures(done)
+        assert found and all(wraps_around(f) for f in found), f"{block.where}: not only the wrap-around\n{done}"
+    module = next(c for c in block.commands() if c.startswith("PYTHONPATH=. "))
+    bare = sh(module.removeprefix("PYTHONPATH=. "), where)
+    message = claim(r"exit (\d), with `([^`]+)`", prose_after(block), block.where)
+    assert bare.code == int(message.group(1)) and message.group(2) in bare.err, str(bare)
+    assert "Traceback" not in bare.err, str(bare)
+
+
+PROFILES = ("onnx:1", "onnx:10", "onnx:11", "onnx:24", "dml:2.1", "dml:3.1", "dml:5.0")
+
+
+def holds_everywhere(command: str, where: pathlib.Path, label: str, seeds=range(len(PROFILES))) -> None:
+    """A correct example gives no report at any profile: each profile once, a seed each (by hand:
+    seeds 0 to 9 at every profile)."""
+    for profile, seed in zip(PROFILES, seeds):
+        done = sh(f"{command} --spec {profile} --seed {seed} --quiet", where)
+        assert done.code == 0 and "every property held" in done.out, f"{label} at {profile}, seed {seed}\n{done}"
+
+
+def check_my_topk_fixed(block, runs, where):
+    (command,) = block.commands()
+    done = sh(command, where)
+    assert_code(done, 0, block.where)
+    assert "every property held" in done.out, str(done)
+    holds_everywhere(re.sub(r" --spec \S+ --seed \d+", "", command), where, block.where, range(1, 8))
+
+
+NPU = """\
+# A stand-in for a runtime's Python package: the page's fixed topk, with an error type of its own.
+from my_topk_fixed import topk as _topk
+
+__version__ = "0.1"
+
+
+class Error(Exception):
+    pass
+
+
+def topk(x, k, *, axis, largest):
+    if not -x.ndim <= axis < x.ndim:
+        raise Error(f"axis {axis} is out of range for rank {x.ndim}")
+    try:
+        return _topk(x, axis=axis, k=k, largest=largest)
+    except ValueError as exc:
+        raise Error(str(exc)) from exc
+"""
+
+
+def check_npu_target(block, runs, where):
+    """NpuTarget as written, over a stand-in my_npu that computes right: no report anywhere,
+    bfloat16 reported unsupported with the reason it gives."""
+    (where / "my_npu" / "__init__.py").write_text(NPU)
+    command = f"PYTHONPATH=. topkspec fuzz --target {block.file_name[:-3].replace('/', '.')}:NpuTarget"
+    done = sh(f"{command} --seed 0", where)
+    assert_code(done, 0, block.where)
+    assert "my_npu has no bfloat16 type" in done.out or "bfloat16" not in done.out, str(done)
+    holds_everywhere(command, where, block.where, range(1, 8))
+
+
+def check_my_checks(block, runs, where):
+    """The validator example: exit 1, every failure an accepted invalid descriptor, none under
+    the rule it checks, no adapter error."""
+    (command,) = block.commands()
+    done = sh(command, where)
+    claims = prose_after(block)
+    claim(r"the run exits 1", claims, block.where)
+    assert_code(done, 1, block.where)
+    found = failures(done)
+    checked = claim(r"none is under\s+`([\w.]+)`", claims, block.where).group(1)
+    assert found and all(f["cls"] == "accepts an invalid one" for f in found), f"{block.where}\n{done}"
+    assert not [f for f in found if f["rule"] == checked], f"{block.where}: failed under {checked}\n{done}"
+    assert "adapter error" not in done.out, str(done)
+
+
+COMPILER = """\
+# A stand-in for a compiler's own check: it refuses what the spec finds broken.
+from topkspec import spec
+
+
+class Invalid(Exception):
+    pass
+
+
+def check_topk(descriptor):
+    broken = spec.validate(descriptor)
+    if broken:
+        raise Invalid(", ".join(finding.rule for finding in broken))
+"""
+
+
+def check_compiler_checks(block, runs, where):
+    """CompilerChecks as written, over a my_compiler that refuses exactly what the spec does:
+    no report at any profile."""
+    (where / "my_compiler.py").write_text(COMPILER)
+    holds_everywhere(f"PYTHONPATH=. topkspec fuzz --target ./{block.file_name}:CompilerChecks", where,
+                     block.where)
+
+
 CHECKS = {
     "quick-start": check_quick_start,
     "known-toml": check_known_toml,
@@ -443,6 +580,11 @@ CHECKS = {
     "bench-spec": check_bench_spec,
     "directml-setup": check_directml_setup,
     "directml-targets-sample": check_directml_targets_sample,
+    "my-topk": check_my_topk,
+    "my-topk-fixed": check_my_topk_fixed,
+    "npu-target": check_npu_target,
+    "my-checks": check_my_checks,
+    "compiler-checks": check_compiler_checks,
 }
 
 
