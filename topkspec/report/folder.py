@@ -8,8 +8,7 @@ import re
 import numpy as np
 
 from topkspec.report.cite import citations
-from topkspec.spec.queries import rule_status
-from topkspec.spec.rules import DOCUMENTED
+from topkspec.spec.queries import rule_status, stated_by
 from topkspec.report.compare import calls_for, expected_result
 from topkspec.report.markdown import report_markdown
 from topkspec.report.program import repro_source
@@ -78,11 +77,6 @@ def _why(failure, quoted) -> str:
     return rule.statement if rule else failure.rule
 
 
-def _stated_by(rule: str, profile) -> str:
-    """Who states the rule a report's title names (at `profile`): the documents, or our reading of them."""
-    return "as the documents state it" if rule_status(rule, profile) == DOCUMENTED else "our reading of the documents"
-
-
 def rerun_command(result, spec_text: str) -> str:
     return (f"topkspec fuzz --target {spec_text} --spec {result.profile}"
             + (f" --seed {result.seed}" if result.seed is not None else "")
@@ -102,7 +96,7 @@ def write_report(failure, result, directory: str, *, target_spec=None, index: in
     writer = writer_for(target)
     case = calls[0][0] if calls else failure.case
     stack = writer.stack(target, case, spec_text)
-    title = f"{title_of(stack, failure)} ({_stated_by(failure.rule, result.profile)})"
+    title = f"{title_of(stack, failure)} ({stated_by(failure.rule, result.profile).phrase})"
     quoted = citations(failure.rule, failure.case)
     rule_line = (f'{quoted[0]["title"]}, {quoted[0]["section"]}: {quoted[0]["quote"]}'
                  if quoted else f"Rule {failure.rule}")
