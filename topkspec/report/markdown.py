@@ -152,15 +152,26 @@ def environment(stack) -> list[str]:
     return lines
 
 
+def known_paragraph(upstream) -> list[str]:
+    """The lines that say a failure is a declared deviation (see known.known_upstream), with
+    its link, so nobody files a duplicate: the report's first lines after the title."""
+    if upstream is None:
+        return []
+    entry, source = upstream
+    link = f" ({entry.url})" if entry.url else ""
+    return [f"**Known upstream**: {source} declares it: {entry.reason or entry.describe()}{link}. Read that "
+            f"before filing this; `--known` counts it instead of failing on it.", ""]
+
+
 def report_markdown(failure, result, relation: str, *, title: str, stack, repro: str, rerun: str,
-                    timeout: float) -> str:
+                    timeout: float, upstream=None) -> str:
     from topkspec import __version__
     from topkspec import spec
 
     case, v = failure.case, failure.violation
     from topkspec.spec.queries import profile_text
 
-    parts = [f"# {title}", "", summary(failure, relation, stack), ""]
+    parts = [f"# {title}", "", *known_paragraph(upstream), summary(failure, relation, stack), ""]
     if failure.failure_class != failures.ADAPTER_ERROR:  # no spec rule is in question
         parts += ["## The rule", "", f"Judged by {profile_text(case.profile)}, profile `{case.profile}`:", ""]
         parts += rule_section(failure.rule, case, result.profile)
