@@ -264,7 +264,7 @@ def test_a_target_whose_worker_cannot_start_is_one_line_and_exit_code_2(capsys, 
     code = main(["matrix", "--targets", f"reference,{target}", "--max-examples", "5", "--quiet",
                  "--report-dir", str(tmp_path / "reports")])
     out = capsys.readouterr().out
-    assert code == 0 and f"`{target}`: unsupported here: " in out and says in out, f"matrix ({code}):\n{out}"
+    assert code == 0 and f"`{target}`: not run here: " in out and says in out, f"matrix ({code}):\n{out}"
 
 
 def test_fuzz_strict_doc_applies_the_literal_k_bound(capsys):
