@@ -18,7 +18,7 @@ import tomllib
 
 import pytest
 
-from docs_blocks import ROOT, Block, all_blocks, page_text, prose_after, prose_before
+from docs_blocks import ROOT, Block, all_blocks, page_text, pages, prose_after, prose_before
 from topkspec.cli import build_parser
 
 BLOCKS = all_blocks()
@@ -129,8 +129,8 @@ def claim(pattern: str, text: str, where: str):
 
 def needs_directml():
     from directml_needed import need
-    from topkspec.targets.registry import resolve
-    need(resolve("directml")).close()
+    from topkspec.targets.registry import get_target
+    need(get_target("directml")).close()
 
 
 def same_version(block: Block, claims: str, package: str, pattern: str) -> None:
@@ -173,8 +173,12 @@ def check_quick_start(block, runs, where):
     reports, the folder the page names, the types it lists, and what `--known` does."""
     (command,) = block.commands()
     fuzz = runnable(command)
-    done = runs.once(fuzz)
     claims = prose_after(block)
+    if "exit code" not in claims:  # a page that shows the command alone: another says what it gives
+        said = [b for b in BLOCKS if b.marks.get("check") == "quick-start" and "exit code" in prose_after(b)]
+        assert any(b.commands() == block.commands() for b in said), f"{block.where}: no page says what it gives"
+        return
+    done = runs.once(fuzz)
     found = claim(r"ends with exit code (\d) and (\w+) reports", claims, block.where)
     assert done.code in (0, 1), str(done)
     same_version(block, claims, "onnxruntime", r"With ONNX Runtime ([\d.]+)")
@@ -205,9 +209,9 @@ def check_matrix(block, runs, where):
     """A row per rule, a column per target, broken cells linking their reports."""
     (command,) = block.commands()
     targets = claim(r"--targets ([\w,-]+)", command, block.where).group(1).split(",")
-    from topkspec.targets.registry import resolve
+    from topkspec.targets.registry import get_target
     for name in targets:
-        ok, why = resolve(name).available()
+        ok, why = get_target(name).available()
         if not ok:
             pytest.skip(f"{block.where} needs the {name} target: {why}")
     done = sh(command, where)
@@ -301,11 +305,12 @@ def check_corpus_replay(block, runs, where):
 def check_spec_validate(block, runs, where):
     """Each `spec.validate(...)` call gives the findings its `# ->` comment names."""
     from topkspec import spec
-    calls = re.findall(r"(spec\.validate\(.*?\))\n# -> ([^\n(]*)", block.text, re.S)
+    calls = re.findall(r"(spec\.validate\(.*?\))\n# -> ([^\n]*)", block.text, re.S)
     assert len(calls) == block.text.count("spec.validate("), f"{block.where}: a call without `# ->`"
     for call, said in calls:
         got = [finding.rule for finding in eval(call, {"spec": spec})]  # the page's own code
-        want = [] if said.strip() == "[]" else [r.split(" (")[0].strip() for r in said.split(",")]
+        said = re.sub(r"\([^)]*\)", "", said).strip()  # the rule ids, the asides in brackets left out
+        want = [] if said.startswith("[]") else [rule.strip() for rule in said.split(",")]
         assert sorted(got) == sorted(want), f"{block.where}: {call}\nthe page says {want}, it gives {got}"
 
 
@@ -365,7 +370,10 @@ def check_validate_commands(block, runs, where):
             needs_directml()
         done = sh(command, where)
         result = json.loads(done.out)
-        results = result if isinstance(result, list) else [result]
+        results = result.get("items") or result.get("nodes") or [result]
+        if command.endswith(".onnx"):
+            claim(r'each node.s descriptor also carries `"K": \{"dtype", "shape"\}`', claims, block.where)
+            assert all(set(node["descriptor"]["K"]) == {"dtype", "shape"} for node in results), str(done)
         want = 0 if all(r["valid"] for r in results) else 1
         assert_code(done, want, f"{block.where} `{command}`")
         if "--against" in command:
@@ -377,7 +385,8 @@ def check_validate_commands(block, runs, where):
 def check_other_commands(block, runs, where):
     """README's other commands: targets lists what is available; validate on a descriptor."""
     (where / "descriptor.json").write_text(descriptors("docs/spec.md")[0])
-    listed, valid = (sh(command, where) for command in block.commands())
+    targets, validate = block.commands()
+    listed, valid = runs.once(targets), sh(validate, where)  # targets imports every runtime: once
     assert_code(listed, 0, block.where)
     assert "reference  [available]" in listed.out, str(listed)
     assert_code(valid, 0, block.where)
@@ -426,7 +435,7 @@ def check_directml_setup(block, runs, where):
 def check_directml_targets_sample(block, runs, where):
     """The sample of `topkspec targets` has the shape of what `topkspec targets` prints here."""
     needs_directml()
-    done = sh("topkspec targets", where)
+    done = runs.once("topkspec targets")
     first, second = block.text.splitlines()[:2]
     lines = done.out.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("directml "))
@@ -530,7 +539,7 @@ def check_my_checks(block, runs, where):
     (command,) = block.commands()
     done = sh(command, where)
     claims = prose_after(block)
-    claim(r"the run exits 1", claims, block.where)
+    claim(r"[Tt]he run exits 1", claims, block.where)
     assert_code(done, 1, block.where)
     found = failures(done)
     checked = claim(r"none is under\s+`([\w.]+)`", claims, block.where).group(1)
@@ -563,6 +572,24 @@ def check_compiler_checks(block, runs, where):
                      block.where)
 
 
+def check_api_summary(block, runs, where):
+    """The API page's summary lines run (descriptor: docs/spec.md's first) and give what their
+    comments say."""
+    from topkspec import spec
+    namespace = {"spec": spec, "descriptor": json.loads(descriptors("docs/spec.md")[0])}
+    for line in block.text.splitlines():
+        code, _, comment = line.partition("#")
+        if code.startswith("from "):
+            exec(code, namespace)
+        elif code.strip():
+            got = eval(code, namespace)  # the page's own line
+            quoted = re.fullmatch(r'\s*"([^"]*)"\s*', comment)
+            if quoted:
+                assert got == quoted.group(1), f"{block.where}: `{code.strip()}` gives {got!r}, the page says {comment}"
+            if "Finding(" in comment:
+                assert isinstance(got, list), f"{block.where}: `{code.strip()}` gives {got!r}"
+
+
 CHECKS = {
     "quick-start": check_quick_start,
     "known-toml": check_known_toml,
@@ -580,6 +607,7 @@ CHECKS = {
     "bench-spec": check_bench_spec,
     "directml-setup": check_directml_setup,
     "directml-targets-sample": check_directml_targets_sample,
+    "api-summary": check_api_summary,
     "my-topk": check_my_topk,
     "my-topk-fixed": check_my_topk_fixed,
     "npu-target": check_npu_target,
@@ -617,7 +645,7 @@ def test_every_block_is_run_or_says_why_not():
         if kind == "not-run" and len(block.marks["not-run"]) < 12:
             problems.append(f"{block.where}: `not-run` needs a reason a reader of the source understands")
         elif kind == "checked-by":
-            test = block.marks["checked-by"]
+            test = block.marks["checked-by"].split()[0]
             if not (ROOT / test).is_file() or pathlib.PurePath(block.page).name not in (ROOT / test).read_text():
                 problems.append(f"{block.where}: checked-by {test}, which does not read {block.page}")
         elif kind == "check" and block.marks["check"].split()[0] not in CHECKS:
@@ -628,3 +656,55 @@ def test_every_block_is_run_or_says_why_not():
     used = {b.marks["check"].split()[0] for b in BLOCKS if how(b) == "check"}
     problems += [f"CHECKS[{name!r}] checks no block" for name in sorted(set(CHECKS) - used)]
     assert not problems, "\n".join(problems)
+
+
+def inline_spans() -> list[tuple[str, str]]:
+    """Every `code span` of the pages' prose that names a command, module or file of topkspec."""
+    spans = []
+    for path in pages():
+        text = re.sub(r"^```.*?^```", "", path.read_text(encoding="utf-8"), flags=re.S | re.M)
+        page = path.relative_to(ROOT).as_posix()
+        spans += [(page, m) for m in re.findall(r"`((?:python -m )?topkspec[^`]*)`", text.replace("\n", " "))]
+    return spans
+
+
+def test_the_commands_and_names_in_the_prose_exist():
+    """A command in a sentence names a subcommand and options the command line has (a value it
+    leaves out is fine: the sentence names the option); a module, object or file path exists."""
+    from topkspec.errors import UsageError
+    problems = []
+    for page, span in inline_spans():
+        words = span.split()
+        if words[0] == "topkspec" and len(words) > 1 and not words[1].startswith("<"):
+            try:
+                build_parser().parse_args(words[1:])
+            except UsageError as exc:
+                if re.search(r"unrecognized arguments|invalid choice", str(exc)):
+                    problems.append(f"{page}: `{span}`: {exc}")
+            except SystemExit:  # --version and --help print and exit
+                pass
+        elif words[0] == "python":
+            if importlib.util.find_spec(words[2]) is None:
+                problems.append(f"{page}: `{span}`: no module {words[2]}")
+        elif "/" in span and "<" not in span:
+            if not (ROOT / span).exists():
+                problems.append(f"{page}: `{span}`: no such file in the repository")
+        elif re.fullmatch(r"topkspec(\.\w+)+", span.split("(")[0]):
+            if not named(span.split("(")[0]):
+                problems.append(f"{page}: `{span}`: topkspec has no such name")
+    assert not problems, "\n".join(problems)
+
+
+def named(dotted: str) -> bool:
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for attr in parts[cut:]:
+            if not hasattr(obj, attr):
+                return False
+            obj = getattr(obj, attr)
+        return True
+    return False
