@@ -84,13 +84,31 @@ def run_matrix(names, *, max_examples: int = 200, seed=None, profile=None, repor
     rule, else 3 when any judged too little (see RunResult.exit_code), else 0.
     An unknown target is bad usage (TargetError, before any run); one that cannot run here, or
     whose worker process does not start, becomes a column of 'not run' that says why."""
+    from topkspec.errors import remove_if_empty, writable_folder
+    from topkspec.targets.registry import get_target
+
+    made = writable_folder(report_dir, "cannot write reports to") if report_dir else []  # before any target starts
+    try:
+        for name in names:
+            get_target(name).close()  # bad names fail before any run starts
+        results = _run_each(names, max_examples=max_examples, seed=seed, profile=profile, report_dir=report_dir,
+                            isolate=isolate, timeout=timeout, progress=progress, known=known,
+                            report_known=report_known, documents_only=documents_only)
+    finally:
+        remove_if_empty(made)
+    codes = {r.exit_code for r in results.values() if not isinstance(r, str)}
+    status = 1 if 1 in codes else max(codes | {0})
+    return format_matrix(results, out_dir), status
+
+
+def _run_each(names, *, max_examples, seed, profile, report_dir, isolate, timeout, progress, known, report_known,
+              documents_only) -> dict:
+    """{name: RunResult, or why it could not run} for each target in turn (the matrix so far on Ctrl-C)."""
     from topkspec.fuzz.config import RunConfig, RunError
     from topkspec.targets.isolation import TargetCrashed, TargetHung
     from topkspec.fuzz.run import run_fuzz
-    from topkspec.targets.registry import TargetError, get_target
+    from topkspec.targets.registry import TargetError
 
-    for name in names:
-        get_target(name).close()  # bad names fail before any run starts
     results: dict = {}
     for number, name in enumerate(names, 1):
         if progress is not None:
@@ -106,6 +124,4 @@ def run_matrix(names, *, max_examples: int = 200, seed=None, profile=None, repor
             continue
         if results[name].interrupted:
             break  # Ctrl-C: the table so far
-    codes = {r.exit_code for r in results.values() if not isinstance(r, str)}
-    status = 1 if 1 in codes else max(codes | {0})
-    return format_matrix(results, out_dir), status
+    return results
