@@ -18,7 +18,7 @@ import tomllib
 
 import pytest
 
-from docs_blocks import ROOT, Block, all_blocks, page_text, pages, prose_after, prose_before
+from docs_blocks import ROOT, Block, all_blocks, blocks_of, page_text, pages, prose_after, prose_before
 from topkspec.cli import build_parser
 from topkspec.spec.profiles import STANDARD_PROFILES
 
@@ -641,9 +641,10 @@ def test_the_block_runs_as_the_page_says(block, runs, tmp_path):
         run_plain(block, tmp_path)
 
 
-def test_every_block_is_run_or_says_why_not():
+def unaccounted(blocks: list[Block]) -> list[str]:
+    """Each block that neither runs here nor says why not, and each check no block uses."""
     problems = []
-    for block in BLOCKS:
+    for block in blocks:
         kind = how(block)
         if kind == "not-run" and len(block.marks["not-run"]) < 12:
             problems.append(f"{block.where}: `not-run` needs a reason a reader of the source understands")
@@ -656,9 +657,51 @@ def test_every_block_is_run_or_says_why_not():
         elif kind == "plain" and block.lang not in RUNNERS:
             problems.append(f"{block.where}: a ```{block.lang or '(no language)'} block runs nowhere: "
                             "mark it <!-- not-run: why --> or <!-- check: NAME -->")
-    used = {b.marks["check"].split()[0] for b in BLOCKS if how(b) == "check"}
-    problems += [f"CHECKS[{name!r}] checks no block" for name in sorted(set(CHECKS) - used)]
+    used = {b.marks["check"].split()[0] for b in blocks if how(b) == "check"}
+    return problems + [f"CHECKS[{name!r}] checks no block" for name in sorted(set(CHECKS) - used)]
+
+
+def test_every_block_is_run_or_says_why_not():
+    problems = unaccounted(BLOCKS)
     assert not problems, "\n".join(problems)
+
+
+PLANTED_PAGE = """\
+<!-- not-run: -->
+```text
+a reason too short to say anything
+```
+
+```toml
+[unmarked] = "runs nowhere"
+```
+
+<!-- check: no-such-check -->
+```sh
+topkspec targets
+```
+
+<!-- checked-by: tests/test_docs.py -->
+```python
+print("test_docs.py never reads planted.md")
+```
+
+```sh
+topkspec fuzz --target no-such-target --max-examples 5
+```
+"""
+
+
+def test_a_stale_or_unmarked_block_is_caught(tmp_path, monkeypatch):
+    page = tmp_path / "planted.md"
+    page.write_text(PLANTED_PAGE)
+    monkeypatch.setattr("docs_blocks.ROOT", tmp_path)
+    planted = blocks_of(page)
+    problems = "\n".join(unaccounted(planted))
+    for line in (2, 6, 11, 16):
+        assert f"planted.md:{line}:" in problems, f"line {line} not caught:\n{problems}"
+    with pytest.raises(AssertionError, match="exit 2"):  # an unmarked command that fails
+        run_plain(planted[-1], tmp_path)
 
 
 def inline_spans() -> list[tuple[str, str]]:
