@@ -593,6 +593,32 @@ def check_api_summary(block, runs, where):
                 assert isinstance(got, list), f"{block.where}: `{code.strip()}` gives {got!r}"
 
 
+def check_repro_writer(block, runs, where):
+    """The repro writer as shown, registered beside NpuTarget, with the page's template saved as
+    my_npu/repro.tmpl: a bug planted in the stand-in my_npu (it ignores the direction) is
+    reported under the title the page gives, and each repro.py, which imports no topkspec,
+    exits 1 on it and 0 once my_npu computes right."""
+    page = [b for b in BLOCKS if b.page == block.page]
+    npu = next(b for b in page if b.marks.get("check") == "npu-target")
+    template = next(b for b in page if b.lang == "text" and "$" in b.text)
+    (where / npu.file_name).write_text(npu.text + "\n\n" + block.text)
+    (where / "my_npu" / "repro.tmpl").write_text(template.text)
+    (where / "my_npu" / "__init__.py").write_text(NPU.replace("largest=largest)", "largest=True)"))
+    done = sh("PYTHONPATH=. topkspec fuzz --target my_npu.topkspec_target:NpuTarget --seed 0 --quiet "
+              "--report-dir reports", where)
+    assert_code(done, 1, block.where)
+    title = claim(r"the report's title reads `([^`]+)`", " ".join(page_text(block).split()), block.where).group(1)
+    folders = sorted((where / "reports").iterdir())
+    assert folders, str(done)
+    for folder in folders:
+        assert (folder / "report.md").read_text().startswith(f"# {title} "), f"{folder.name}: not titled {title}"
+        assert "topkspec" not in (folder / "repro.py").read_text(), f"{folder.name}/repro.py imports topkspec"
+        assert_code(sh(f"PYTHONPATH=. {shlex.quote(sys.executable)} {folder}/repro.py", where), 1, folder.name)
+    (where / "my_npu" / "__init__.py").write_text(NPU)
+    for folder in folders:
+        assert_code(sh(f"PYTHONPATH=. {shlex.quote(sys.executable)} {folder}/repro.py", where), 0, f"{folder.name}, fixed")
+
+
 CHECKS = {
     "quick-start": check_quick_start,
     "known-toml": check_known_toml,
@@ -614,6 +640,7 @@ CHECKS = {
     "my-topk": check_my_topk,
     "my-topk-fixed": check_my_topk_fixed,
     "npu-target": check_npu_target,
+    "repro-writer": check_repro_writer,
     "my-checks": check_my_checks,
     "compiler-checks": check_compiler_checks,
 }
