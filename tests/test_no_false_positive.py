@@ -36,7 +36,7 @@ def _form(form: str, name: str):
     return f"{USER}:{name}", None  # a Target subclass or a validator function
 
 
-CORRECT = {"function": "CORRECT", "file": "CORRECT", "module": "CORRECT", "target": "StrictTarget",
+CORRECT = {"function": "CORRECT", "file": "CORRECT_AXIS_FROM_0", "module": "CORRECT", "target": "StrictTarget",
            "validator": "validates_like_the_spec"}
 
 
