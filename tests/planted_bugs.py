@@ -22,6 +22,13 @@ def CORRECT(x, *, axis, k, largest=True):
     return reference_topk(x, axis=axis, k=k, largest=largest)
 
 
+def CORRECT_AXIS_FROM_0(x, *, axis, k, largest=True):
+    """Correct, with DirectML's axis: it refuses any axis outside 0..rank-1, negative or not."""
+    if not 0 <= axis < np.ndim(x):
+        raise ValueError(f"axis {axis} is not in 0..{np.ndim(x) - 1}")
+    return CORRECT(x, axis=axis, k=k, largest=largest)
+
+
 # -- helpers: run the reference on each sequence as a 2-D array -------------------------------
 
 def _per_row(x, axis, k, row_fn):

@@ -1,5 +1,6 @@
-"""A user's function gets every argument as drawn: an invalid axis stays invalid, in the run
-and in repro.py, so refusing it is a pass and only accepting it is a finding."""
+"""A user's function gets every invalid argument as drawn: an invalid axis stays invalid, in
+the run and in repro.py, so refusing it is a pass and only accepting it is a finding. A valid
+negative ONNX axis is lowered to 0..rank-1 (DirectML semantics, rule lower.axis)."""
 import os
 import subprocess
 import sys
@@ -14,7 +15,7 @@ from topkspec.targets.base import CallableTarget
 PLANTED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "planted_bugs.py")
 
 
-def test_a_plain_function_gets_the_axis_as_drawn():
+def test_a_plain_function_gets_a_valid_axis_lowered_and_an_invalid_one_as_drawn():
     seen = []
 
     def topk(x, *, axis, k, largest):
@@ -22,11 +23,11 @@ def test_a_plain_function_gets_the_axis_as_drawn():
         raise ValueError("refused")
 
     target = CallableTarget(topk)
-    for axis in (-2, -1, 1):  # invalid, valid negative, invalid positive for rank 1
+    for axis in (-2, -1, 1, -5):  # invalid, valid negative (lowered to 0), invalid positive and negative
         with pytest.raises(Exception):
             target.run(Case("onnx:11", "TopK", "float32", (1,), axis, 1, index_dtype="int64"),
                        np.zeros(1, np.float32))
-    assert seen == [-2, -1, 1]
+    assert seen == [-2, 0, 1, -5]
 
 
 def _axis_failures(target, profile="onnx:11", seed=1):
@@ -48,7 +49,7 @@ def test_a_function_that_normalises_an_invalid_axis_is_reported_and_its_repro_ho
     folder = failures[0].report_dir
     repro = os.path.join(folder, "repro.py")
     source = open(repro).read()
-    assert "axis=axis," in source and "x.ndim" not in source, source
+    assert "axis=axis + x.ndim if -x.ndim <= axis < 0 else axis," in source, source
     done = subprocess.run([sys.executable, repro], capture_output=True, text=True, timeout=120)
     assert done.returncode == 1, done.stdout + done.stderr
     fixed = os.path.join(folder, "fixed.py")

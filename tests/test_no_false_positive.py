@@ -36,7 +36,7 @@ def _form(form: str, name: str):
     return f"{USER}:{name}", None  # a Target subclass or a validator function
 
 
-CORRECT = {"function": "CORRECT", "file": "CORRECT", "module": "CORRECT", "target": "StrictTarget",
+CORRECT = {"function": "CORRECT", "file": "CORRECT_AXIS_FROM_0", "module": "CORRECT", "target": "StrictTarget",
            "validator": "validates_like_the_spec"}
 
 
@@ -110,3 +110,29 @@ def main(seeds) -> int:
 
 if __name__ == "__main__":
     sys.exit(main([int(s) for s in sys.argv[1:]] or range(10)))
+
+
+def _page_block(page: str, first_line: str) -> str:
+    """The code block of a docs page that starts with `first_line`."""
+    with open(os.path.join(HERE, os.pardir, "docs", page)) as handle:
+        text = handle.read()
+    start = text.index(f"```python\n{first_line}\n") + len("```python\n")
+    return text[start:text.index("```", start)]
+
+
+# What the docs' my_topk gets wrong (`-x` wraps around for unsigned types and the most negative
+# integer, so it picks the wrong elements): the rules on which values come out, in what order.
+WRONG_VALUES = {"out.values.select", "out.order", "out.exact", "out.ties.index_order", "out.ties.kth_place",
+                "out.prefix", "out.axis_moves", "out.nan.unspecified"}
+
+
+@pytest.mark.parametrize("profile", STANDARD_PROFILES)
+def test_the_docs_example_function_is_reported_for_its_bug_alone(tmp_path, profile):
+    path = tmp_path / "my_topk.py"
+    path.write_text(_page_block("targets.md", "# my_topk.py"))
+    result = run_fuzz(RunConfig(target=f"{path}:topk", profile=profile, max_examples=200, seed=1, settings="ci",
+                                report_dir=None, isolate=False))
+    found = {f.rule for f in result.failures}
+    assert found <= WRONG_VALUES, f"{profile}: {found - WRONG_VALUES} is no bug of it\n{format_summary(result)}"
+    # TopK-1 and TopK-10 take float types alone, where `-x` is right.
+    assert found or profile in ("onnx:1", "onnx:10"), f"{profile}: its bug was not found\n{format_summary(result)}"

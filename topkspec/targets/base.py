@@ -239,9 +239,9 @@ def _signature_mismatch(fn, name: str, exc: Exception) -> str:
 class CallableTarget(Target):
     """Wraps a plain `topk(x, *, axis, k, largest) -> (values, indices)` function.
 
-    The function has DirectML semantics (sorted output) and gets every argument as drawn:
-    `axis` as the descriptor writes it (negative, counted from the back, at an ONNX profile),
-    and an invalid axis or K unchanged, for it to refuse. It refuses an input by raising:
+    The function has DirectML semantics (sorted output, `axis` in 0..rank-1: a valid negative
+    ONNX axis is counted from the back first, as lowering to DirectML does) and gets an invalid
+    axis or K unchanged, as drawn, for it to refuse. It refuses an input by raising:
     `Rejected`, ValueError, IndexError, RuntimeError, the runtime's own error, anything.
     Except that NameError, AttributeError and TypeError raised by the function's own code
     (the innermost frame of the traceback lies in the file that defines it) or by calling it
@@ -270,9 +270,9 @@ class CallableTarget(Target):
         import numpy as np
 
         try:
-            # Every argument as drawn: an ONNX axis may be negative, and an invalid axis or K must
-            # reach the function unchanged for it to refuse (normalising it would blame the function).
-            result = self.fn(x, axis=case.axis, k=case.k, largest=selects_largest(case))
+            # DirectML semantics: a valid ONNX axis lowered to 0..rank-1; an invalid axis or K
+            # reaches the function unchanged for it to refuse (normalising it would blame the function).
+            result = self.fn(x, axis=case.lowered_axis, k=case.k, largest=selects_largest(case))
         except Exception as exc:  # a refusal, or a bug of the function (user_error)
             judged = user_error(self.fn, self.name, exc, caller=__file__)
             if judged is exc:

@@ -181,7 +181,8 @@ def _callable_fill(target, case, spec_text) -> dict:
     from topkspec.targets.base import selects_largest
 
     load, _ = function_loader(spec_text or target.name)
-    return {"load": load, "largest": selects_largest(case)}
+    return {"load": load, "largest": selects_largest(case),
+            "axis_expr": "axis + x.ndim if -x.ndim <= axis < 0 else axis"}  # as the adapter (Case.lowered_axis)
 
 
 def _callable_stack(target, case, spec_text=None) -> RuntimeStack:
