@@ -192,6 +192,10 @@ def check_quick_start(block, runs, where):
     dtypes = sorted(json.loads((done.cwd / "topk-reports" / f / "case.json").read_text())["case"]["dtype"]
                     for f in folders if "rejects-a-valid-descriptor" in f)
     assert dtypes == sorted(t.strip() for t in listed.split(",")), f"{block.where}: the run's {dtypes}"
+    if "each report says so at its top" in claims:
+        for folder in folders:
+            top = (done.cwd / "topk-reports" / folder / "report.md").read_text().split("\n\n")[1]
+            assert top.startswith("**Known upstream**") and "https://" in top, f"{folder}: {top}"
     known = runs.once(f"{fuzz} --known")
     assert_code(known, int(claim(r"`--known`.*?exits (\d)", claims, block.where).group(1)), block.where)
     assert not (known.cwd / "topk-reports").exists(), f"{block.where}: --known wrote reports\n{known}"
