@@ -114,10 +114,8 @@ if __name__ == "__main__":
 
 def _page_block(page: str, first_line: str) -> str:
     """The code block of a docs page that starts with `first_line`."""
-    with open(os.path.join(HERE, os.pardir, "docs", page)) as handle:
-        text = handle.read()
-    start = text.index(f"```python\n{first_line}\n") + len("```python\n")
-    return text[start:text.index("```", start)]
+    from docs_blocks import ROOT, blocks_of
+    return next(b.text for b in blocks_of(ROOT / "docs" / page) if b.text.startswith(f"{first_line}\n"))
 
 
 # What the docs' my_topk gets wrong (`-x` wraps around for unsigned types and the most negative
