@@ -9,6 +9,8 @@ import shlex
 import shutil
 import sys
 
+import pytest
+
 from docs_blocks import page_text, prose_after, prose_before
 from docs_run import (BLOCKS, Done, assert_code, claim, descriptors, needs_directml, needs_targets, number,
                       runnable, same_version, sh)
@@ -48,12 +50,19 @@ def check_quick_start(block, runs, where):
 
 
 def check_known_toml(block, runs, where):
-    """The known-deviation entry as shown loads, with every field it shows."""
+    """The known-deviation entry as shown loads, with every field it shows; as the page says, an
+    entry naming a rule, class, type, profile or version range that does not exist is bad usage."""
+    from topkspec.errors import UsageError
     from topkspec.known import load_known
+    claim(r"names a rule, class, profile or field that does not exist, is\s+bad usage", prose_after(block), block.where)
     (where / "known.toml").write_text(block.text)
-    known = load_known(str(where / "known.toml"), "onnxruntime")
-    (entry,) = known.entries
+    (entry,) = load_known(str(where / "known.toml"), "onnxruntime").entries
     assert entry.rule == "onnx.k.positive" and entry.url.endswith("/pull/909"), entry
+    for field, bogus in (("rule", "onnx.k.nothing"), ("class", "eats the input"), ("dtype", "uint61"),
+                         ("profile", "onnx:x"), ("versions", "<<1")):
+        (where / "bad.toml").write_text(re.sub(rf'^{field} = "[^"]*"', f'{field} = "{bogus}"', block.text, flags=re.M))
+        with pytest.raises(UsageError):
+            load_known(str(where / "bad.toml"), "onnxruntime")
 
 
 def check_matrix(block, runs, where):
