@@ -22,6 +22,13 @@ def CORRECT(x, *, axis, k, largest=True):
     return reference_topk(x, axis=axis, k=k, largest=largest)
 
 
+def CORRECT_AXIS_FROM_0(x, *, axis, k, largest=True):
+    """Correct, with DirectML's axis: it refuses any axis outside 0..rank-1, negative or not."""
+    if not 0 <= axis < np.ndim(x):
+        raise ValueError(f"axis {axis} is not in 0..{np.ndim(x) - 1}")
+    return CORRECT(x, axis=axis, k=k, largest=largest)
+
+
 # -- helpers: run the reference on each sequence as a 2-D array -------------------------------
 
 def _per_row(x, axis, k, row_fn):
@@ -163,6 +170,11 @@ def zero_padding_to_power_of_two(x, *, axis, k, largest=True):
 def always_last_axis(x, *, axis, k, largest=True):
     """Ignores `axis` and works on the last one."""
     return CORRECT(x, axis=-1, k=min(k, np.shape(x)[-1]), largest=largest)
+
+
+def wraps_the_axis(x, *, axis, k, largest=True):
+    """Takes any axis modulo the rank, so an axis out of range (-2 for rank 1) is accepted."""
+    return CORRECT(x, axis=axis % np.ndim(x), k=k, largest=largest)
 
 
 def one_based_indices(x, *, axis, k, largest=True):

@@ -264,7 +264,9 @@ def test_a_target_whose_worker_cannot_start_is_one_line_and_exit_code_2(capsys, 
     code = main(["matrix", "--targets", f"reference,{target}", "--max-examples", "5", "--quiet",
                  "--report-dir", str(tmp_path / "reports")])
     out = capsys.readouterr().out
-    assert code == 0 and f"`{target}`: unsupported here: " in out and says in out, f"matrix ({code}):\n{out}"
+    assert code == 0 and f"`{target}`: not run here: " in out and says in out, f"matrix ({code}):\n{out}"
+    row = next(line for line in out.splitlines() if line.startswith("| `out.shape` |"))
+    assert row.endswith("| not run |") and "unsupported" not in row, row
 
 
 def test_fuzz_strict_doc_applies_the_literal_k_bound(capsys):
@@ -399,3 +401,13 @@ def test_fuzz_draws_axes_as_long_as_asked(capsys, monkeypatch):
                  "--seed", "0", "--quiet", "--settings", "ci"])
     assert code == 0, capsys.readouterr()
     assert max(seen) > 65536 >= 4096, f"longest axis drawn: {max(seen)}"
+
+
+def test_matrix_with_a_file_as_report_dir_fails_before_any_target_starts(capsys, tmp_path):
+    taken = tmp_path / "reports.txt"
+    taken.write_text("not a folder")
+    code = main(["matrix", "--targets", f"reference,{PLANTED}:CORRECT", "--max-examples", "5",
+                 "--report-dir", str(taken)])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "", f"exit {code}\n{out}{err}"
+    assert err.strip().splitlines() == [f"topkspec: error: cannot write reports to {taken}: it is a file, not a folder"], err

@@ -63,7 +63,10 @@ def test_validate_strict_doc_and_profile_options(tmp_path):
     ("{not json", "not valid JSON"),
     ("[1, 2", "not valid JSON"),
     ('{"foo": 1}', "not a TopK descriptor"),
-    ('"TopK"', "must be a JSON object"),
+    ('"TopK"', "must be a JSON object, got a string"),
+    ("[]", "an empty array holds no descriptor"),
+    ("null", "must be a JSON object, got null"),
+    ("[[]]", "must be a JSON object, got an array"),
     ('{"Type": "DML_OPERATOR_TOP_K1", "FeatureLevel": "9_9_9", "Desc": {}}', "feature level"),
     ('{"op_type": "TopK", "X": {"dtype": "float32", "shape": [2]}, "k": 1}', "opset"),
 ])
@@ -197,6 +200,9 @@ def test_validate_onnx_model_with_a_good_k_is_valid(tmp_path):
     assert out.returncode == 0, f"{out.stdout}{out.stderr}"
     out = run("validate", str(_topk_model(tmp_path, k_input=helper.make_tensor_value_info("k", TensorProto.INT64, [1]))))
     assert out.returncode == 0, f"K as a graph input of int64[1]: {out.stdout}{out.stderr}"
+    [node] = json.loads(out.stdout)["nodes"]
+    assert "k" not in node["descriptor"] and node["notes"] == ["k is not a constant: k rules are not checked"], \
+        f"a K the model leaves open shows no value: {node}"
 
 
 def test_validate_onnx_model_without_topk_says_so(tmp_path):

@@ -155,7 +155,7 @@ def test_spec_narrows_the_corpus_and_reports_become_regression_cases(tmp_path, c
     out = tmp_path / "corpus"
     assert main(["corpus", str(out), "--spec", "dml:3.1", "--from-reports", str(reports)]) == 0
     printed = capsys.readouterr().out
-    assert "from reports" in printed, printed
+    assert f"from {reports}: " in printed and " cases taken" in printed, printed
     assert not (out / "onnx").exists(), "--spec dml:3.1 writes no ONNX cases"
     names = os.listdir(out / "dml")
     regression = [n for n in names if n.startswith("report_")]
@@ -228,3 +228,31 @@ def test_the_native_worker_reads_the_same_files_and_tells_a_wrong_expectation(co
     assert code == 1, output
     assert f"NOT AS STORED {valid}: values differ" in output, output
     assert f"NOT AS STORED {broken}: accepted" in output, output
+
+
+def test_from_reports_says_how_many_cases_it_took_and_why_it_skipped_each_other_report(tmp_path, capsys):
+    from topkspec.fuzz import Failure, RunResult
+    from topkspec.properties import failures
+    from topkspec.properties.failures import Violation
+    from topkspec.report import write_report
+
+    reports = tmp_path / "reports"
+    result = RunResult(target="onnxruntime", version="test", profile="onnx:24", settings="ci", seed=0, max_examples=1)
+    # A value type refused before any call (the quick start's reports 01-04): no input is kept.
+    refused = Case("onnx:24", "TopK", "uint16", (1,), 0, 1, index_dtype="int64")
+    violation = Violation("out.valid_accepted", "refused", failure_class=failures.REJECTS_VALID,
+                          where={"value type": "uint16"}, expected="a result", actual="NOT_IMPLEMENTED")
+    write_report(Failure("onnxruntime", "valid", violation, refused, None, [], []), result, str(reports), index=1)
+    # k = 0 accepted (report 05): an invalid ONNX case, which the backend-test layout cannot hold.
+    k_zero = Case("onnx:24", "TopK", "float32", (1,), 0, 0, index_dtype="int64")
+    x = np.zeros(1, np.float32)
+    violation = Violation(("out.invalid_rejected", "onnx.k.positive"), "accepted", failure_class=failures.ACCEPTS_INVALID)
+    write_report(Failure("onnxruntime", "invalid", violation, k_zero, x, [(k_zero, x)], [None]), result,
+                 str(reports), index=2)
+    (reports / "notes").mkdir()
+    assert main(["corpus", str(tmp_path / "corpus"), "--spec", "onnx:24", "--from-reports", str(reports)]) == 0
+    printed = capsys.readouterr().out
+    assert f"from {reports}: 1 cases taken; 2 report folders skipped:" in printed, printed
+    assert "02-onnx-k-positive-accepts-an-invalid-one: an invalid ONNX case (it breaks onnx.k.positive)" in printed
+    assert "notes: not a report folder" in printed, printed
+    assert [n for n in os.listdir(tmp_path / "corpus" / "onnx") if "report_01" in n], "the refused uint16 case is taken"

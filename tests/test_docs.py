@@ -18,7 +18,7 @@ def pages() -> list[str]:
 
 
 def test_the_docs_build_without_warnings(tmp_path):
-    """sphinx-build -W: any warning (a docstring that is not valid reStructuredText, a broken
+    """sphinx-build -W, as docs/install.md builds the site: any warning (a docstring that is not valid reStructuredText, a broken
     link between pages, an object autodoc cannot import) fails the build."""
     done = subprocess.run(
         [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",

@@ -68,6 +68,7 @@ def test_versions_are_read_from_the_targets_version_string():
     ('[[known]]\nrule = "out.order"\nclass = "slow"\n', "class 'slow'"),
     ('[[known]]\nrule = "out.order"\nprofile = "cuda:1"\n', "cuda:1"),
     ('[[known]]\nrule = "out.order"\nversions = "1.2.3"\n', "PEP 440"),
+    ('[[known]]\nrule = "out.order"\ndtype = "uint61"\n', "dtype 'uint61' is no value type"),
     ('[[known]]\nrule = "out.order"\nurl = 3\n', "url must be a string"),
     ('[[known]]\nrule = "out.order"\nticket = "x"\n', "unknown field(s) ticket"),
     ('rule = "out.order"\n', "unknown top-level key(s) rule"),
@@ -149,3 +150,30 @@ def test_a_target_that_compiles_gets_the_time_limit_it_asks_for():
         assert target.timeout == 90.0 and not notes, (target.timeout, notes)
     finally:
         target.close()
+
+
+def test_a_report_of_a_shipped_deviation_says_so_first_with_its_link_without_known(tmp_path):
+    import sys
+
+    sys.path.insert(0, HERE)
+    from target_checks import recorded_report
+
+    from topkspec.properties import failures
+    from topkspec.spec import Case
+
+    import numpy as np
+
+    case = Case("onnx:24", "TopK", "float32", (1,), 0, 0, index_dtype="int64")
+    x = np.zeros(1, np.float32)
+    folder = recorded_report(tmp_path, "onnxruntime", case, x, rule=("out.invalid_rejected", "onnx.k.positive"),
+                             failure_class=failures.ACCEPTS_INVALID)
+    with open(os.path.join(folder, "report.md")) as handle:
+        first = handle.read().splitlines()[:3]
+    assert first[2].startswith("**Known upstream**") and "https://github.com/microsoft/onnxruntime/pull/909" in first[2], first
+    with open(os.path.join(folder, "case.json")) as handle:
+        assert "pull/909" in json.load(handle)["known"]
+    # A user's own target is in no list of topkspec's, whatever its name.
+    folder = recorded_report(tmp_path, f"{PLANTED}:CORRECT", case, x, rule=("out.invalid_rejected", "onnx.k.positive"),
+                             failure_class=failures.ACCEPTS_INVALID, name="mine")
+    with open(os.path.join(folder, "report.md")) as handle:
+        assert "Known upstream" not in handle.read()

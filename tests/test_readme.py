@@ -1,10 +1,11 @@
 """The example of docs/strategies.md (Use the strategies and properties in your own tests) runs as
 written: it passes on the reference and catches a bug."""
 import os
-import re
+import pathlib
 
 import pytest
 
+from docs_blocks import blocks_of
 from topkspec import reference_topk, spec
 from topkspec.properties.failures import Violation
 
@@ -12,9 +13,9 @@ PAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 
 
 def _example() -> str:
-    text = open(PAGE, encoding="utf-8").read()
-    section = text.split("# Use the strategies and properties in your own tests", 1)[1]
-    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    """The block docs/strategies.md marks `checked-by: tests/test_readme.py`."""
+    return next(b.text for b in blocks_of(pathlib.Path(PAGE))
+                if b.marks.get("checked-by", "").startswith("tests/test_readme.py"))
 
 
 def _run(my_topk):

@@ -287,3 +287,33 @@ def test_a_nan_rule_table_marks_only_what_the_rule_forbids(tmp_path, sorted_):
     marked = {int(line.split("|")[1]) for line in table[1:] if "**≠**" in line}
     assert marked == ({1, 2} if sorted_ else {2}), f"sequences marked: {sorted(marked)}\n" + "\n".join(table)
     assert all(line.split("|")[1].strip() in {str(s) for s in marked} for line in table[1:]), "\n".join(table)
+
+
+def test_reports_kept_per_value_type_name_the_type_in_their_folders(tmp_path):
+    result = make_result("onnx:24")
+    for index, dtype in enumerate(("uint16", "uint32"), 1):
+        case = Case("onnx:24", "TopK", dtype, (1,), 0, 1, index_dtype="int64")
+        violation = Violation("out.valid_accepted", "refused", failure_class=failures.REJECTS_VALID,
+                              where={"value type": dtype}, expected="a result", actual="NOT_IMPLEMENTED")
+        folder = write_report(make_failure(case, np.zeros(1, dtype), [None], violation), result, str(tmp_path),
+                              index=index)
+        assert os.path.basename(folder) == f"{index:02d}-out-valid-accepted-rejects-a-valid-descriptor-{dtype}"
+
+
+def test_an_adapter_error_repro_runs_the_adapter_and_never_says_fixed_while_it_breaks(tmp_path):
+    broken = os.path.join(os.path.dirname(PLANTED), "plugins", "broken_adapters.py")
+    result = run_fuzz(RunConfig(target=f"{broken}:attribute_error", max_examples=20, seed=0, settings="ci",
+                                groups=("valid",), report_dir=str(tmp_path), isolate=False))
+    [failure] = result.failures
+    assert failure.failure_class == failures.ADAPTER_ERROR and failure.relation == "adapter"
+    title = read(failure.report_dir, "report.md").splitlines()[0]
+    assert title.endswith("(adapter error: no verdict on the target)"), title
+    repro = os.path.join(failure.report_dir, "repro.py")
+    done = run_program(repro)
+    assert done.returncode == 1 and "still broken: AdapterError" in done.stdout and "fixed" not in done.stdout, \
+        done.stdout + done.stderr
+    fixed = os.path.join(failure.report_dir, "fixed.py")
+    with open(fixed, "w") as handle:
+        handle.write(read(failure.report_dir, "repro.py").replace(f"{broken}:attribute_error", f"{PLANTED}:CORRECT"))
+    done = run_program(fixed)
+    assert done.returncode == 0 and done.stdout.startswith("fixed: the adapter works"), done.stdout + done.stderr

@@ -17,10 +17,10 @@ from topkspec.spec.rules import RULE_LIST, RULES, Rule
 def test_rule_defaults_and_repr_are_those_of_a_frozen_dataclass():
     rule = Rule(id="x.y", statement="s", sources=(), status="documented", scope="output")
     assert (rule.ops, rule.check, rule.requires, rule.reason, rule.strict_only, rule.lenient_only,
-            rule.breakable_alone, rule.co_broken, rule.documented_from) == ((), None, (), "", False, False, True, (), None)
+            rule.breakable_alone, rule.co_broken, rule.documented_from) == ((), None, (), "", False, False, True, (), ())
     assert repr(rule) == ("Rule(id='x.y', statement='s', sources=(), status='documented', scope='output', ops=(), "
                           "check=None, requires=(), reason='', strict_only=False, lenient_only=False, "
-                          "breakable_alone=True, co_broken=(), documented_from=None)")
+                          "breakable_alone=True, co_broken=(), documented_from=())")
     assert Rule.__match_args__[:5] == ("id", "statement", "sources", "status", "scope")
 
 

@@ -108,13 +108,14 @@ def test_every_declared_type_runs_right(target, profile):
 
     op = "TOP_K1" if profile.startswith("dml") else "TopK"
     rng = np.random.default_rng(7)
-    ran = []
+    ran, refused = [], {}
     for dtype in spec.value_types(profile, op):
         case = judged(target, Case(profile, op, dtype, (3, 7), 1, 4, largest=bool(len(ran) % 2),
                                    index_dtype=spec.index_types(profile, op)[0]))
         reason = gap(target, case)
         if reason is not None:
             assert isinstance(reason, str) and reason, f"{dtype}: an unsupported type needs a reason"
+            refused[dtype] = reason
             continue
         # distinct values (ties and signed zeros are the properties' business)
         x = rng.permutation(np.arange(1, 22)).reshape(3, 7).astype(dtypes.numpy_dtype(dtype))
@@ -123,6 +124,10 @@ def test_every_declared_type_runs_right(target, profile):
         assert_same(f"{dtype} values", want_values, values)
         assert_same(f"{dtype} indices", want_indices.astype(case.index_dtype), indices)
         ran.append(dtype)
+    if "float32" not in ran and profile != target.default_profile:
+        # e.g. an execution provider with no kernel for this TopK version, CPU fallback off
+        pytest.skip(f"{target.name} runs no TopK at {profile} (its own profile is "
+                    f"{target.default_profile}): {refused.get('float32')}")
     assert "float32" in ran, f"{target.name} must at least run float32 at {profile}"
 
 

@@ -122,6 +122,8 @@ BROKEN = os.path.join(PLUGINS, "broken_adapters.py")
     ("attribute_error", "AttributeError: 'numpy.ndarray' object has no attribute 'no_such_attribute'"),
     ("returns_values_only", "returned ndarray, not a pair"),
     ("wrong_signature", "TypeError: wrong_signature() got an unexpected keyword argument 'largest'"),
+    # A signature that does not fit is located at the user's definition, not in topkspec.
+    ("wrong_signature", f"wrong_signature(x, axis, k) ({BROKEN}:24, in wrong_signature)"),
 ])
 def test_a_plain_function_with_a_bug_of_its_own_is_an_adapter_error(attr, message):
     from topkspec.targets import AdapterError
@@ -147,3 +149,11 @@ def test_the_same_errors_raised_by_a_library_it_calls_are_a_refusal():
     assert_runs(target)
     with pytest.raises(Rejected, match="TypeError: k=6 is not a valid count"):
         target.run(CASE.with_(k=6), X)
+
+
+def test_a_file_target_is_named_by_the_path_the_user_gave_never_by_its_internal_module_name():
+    with pytest.raises(TargetError) as info:
+        get_target(f"{FILE_PLUGIN}:topkk")
+    assert f"{FILE_PLUGIN} has no attribute 'topkk'" in str(info.value) and "topkspec_plugin" not in str(info.value)
+    assert get_target(f"{FILE_PLUGIN}:topk").version() == f"callable {FILE_PLUGIN}:topk"
+    assert get_target(f"{BROKEN}:attribute_error").version() == f"callable {BROKEN}:attribute_error"

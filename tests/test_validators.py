@@ -250,3 +250,53 @@ def test_a_valid_descriptor_is_the_json_form_spec_validate_reads():
         assert spec.case_from_descriptor(drawn.descriptor) == drawn.case
 
     each()
+
+
+# The first example of docs/validators.md as it was: it compares K before checking its kind.
+COMPARES_K_UNCHECKED = '''
+def check_topk(descriptor):
+    if descriptor["Desc"]["K"] < 1:
+        raise ValueError("K must be positive")
+'''
+
+
+def test_a_validator_gets_a_wrong_kind_as_drawn_and_breaking_on_it_is_an_adapter_error_never_fixed(tmp_path):
+    from topkspec.fuzz import RunConfig, run_fuzz
+    from topkspec.fuzz.summary import format_summary
+
+    path = tmp_path / "my_checks.py"
+    path.write_text(COMPARES_K_UNCHECKED)
+    # Valid descriptors arrive well-formed: the accepts group never breaks it.
+    result = run_fuzz(RunConfig(target=f"{path}:check_topk", profile="dml:5.0", max_examples=200, seed=0,
+                                settings="ci", groups=("accepts",), report_dir=None))
+    assert result.ok and result.held["out.valid_accepted"], format_summary(result)
+    # A broken descriptor arrives as drawn ("K": "1"), and the TypeError on it is the function's.
+    target = get_target(f"{path}:check_topk")
+    bad = spec.descriptor(spec.Case("dml:5.0", "TOP_K1", "float32", (4,), 0, 1))
+    bad["Desc"]["K"] = "1"
+    with pytest.raises(AdapterError, match="TypeError"):
+        target.check_descriptor(bad)
+    # Its report is an adapter error's: not filed under the documents, and repro.py exits 1
+    # until the function gives a verdict, then 0.
+    from topkspec.fuzz import Failure, RunResult
+    from topkspec.fuzz.context import ADAPTER_RULE
+    from topkspec.properties import failures
+    from topkspec.properties.failures import Violation
+    from topkspec.report import write_report
+    from topkspec.strategies.invalid.registry import InvalidDraw
+
+    case = spec.Case("dml:5.0", "TOP_K1", "float32", (4,), 0, 1)
+    draw = InvalidDraw(descriptor=bad, rules=frozenset({"dml.desc.fields"}), profile="dml:5.0", how="K = '1'")
+    violation = Violation(ADAPTER_RULE, "the adapter broke", failure_class=failures.ADAPTER_ERROR,
+                          expected="a result or a refusal (Rejected)", actual="TypeError")
+    failure = Failure(target="check_topk", group="invalid", violation=violation, case=case, x=None, calls=[],
+                      outputs=[], draw=draw)
+    result = RunResult(target="check_topk", version="v", profile="dml:5.0", settings="ci", seed=0, max_examples=1)
+    folder = write_report(failure, result, str(tmp_path / "reports"), target_spec=f"{path}:check_topk")
+    title = (tmp_path / "reports" / os.path.basename(folder) / "report.md").read_text().splitlines()[0]
+    assert "documents" not in title and "adapter error" in title and "K = '1'" in title, title
+    run = run_repro(folder)
+    assert run.returncode == 1 and "fixed" not in run.stdout and "still broken" in run.stdout, run.stdout + run.stderr
+    path.write_text(COMPARES_K_UNCHECKED.replace('descriptor["Desc"]["K"] < 1', 'str(descriptor["Desc"]["K"]) < "1"'))
+    run = run_repro(folder)
+    assert run.returncode == 0 and run.stdout.startswith("fixed: the adapter gives a verdict"), run.stdout + run.stderr

@@ -263,8 +263,13 @@ def cmd_corpus(args) -> int:
         raise UsageError(f"cannot make {args.dir}: {exc.strerror or exc}") from None
     counts = write_corpus(args.dir, profiles, from_reports=args.from_reports)
     print(f"topkspec corpus: {counts.get('onnx', 0)} ONNX node tests, {counts.get('dml_valid', 0)} valid and "
-          f"{counts.get('dml_invalid', 0)} invalid DirectML cases in {args.dir}"
-          + (f" ({counts['from_reports']} from reports)" if counts.get("from_reports") else ""))
+          f"{counts.get('dml_invalid', 0)} invalid DirectML cases in {args.dir}")
+    if args.from_reports is not None:
+        skipped = counts["reports_skipped"]
+        print(f"from {args.from_reports}: {counts['from_reports']} cases taken; {len(skipped)} report "
+              f"folder{'' if len(skipped) == 1 else 's'} skipped" + (":" if skipped else ""))
+        for name, why in skipped:
+            print(f"  {name}: {why}")
     return 0
 
 

@@ -74,15 +74,19 @@ def validate_document(kind: str, content, *, profile=None, strict_doc=False, aga
         from topkspec.spec.onnx_reader import topk_nodes
 
         nodes = []
-        for name, desc, notes in topk_nodes(content):
-            entry = {"node": name, "descriptor": desc, **_verdict(desc, profile, strict_doc, against)}
-            if notes:
-                entry["notes"] = notes
+        for node in topk_nodes(content):
+            entry = {"node": node.name, "descriptor": node.descriptor,
+                     **_verdict(node.judged, profile, strict_doc, against)}
+            if node.notes:
+                entry["notes"] = node.notes
             nodes.append(entry)
         return {"valid": all(n["valid"] for n in nodes),
                 "violations": [dict(v, node=n["node"]) for n in nodes for v in n["violations"]],
                 "nodes": nodes}
     if isinstance(content, list):
+        if not content:
+            raise InputError("an empty array holds no descriptor to validate (give one descriptor object, "
+                             "or an array of them)")
         items = [_verdict(desc, profile, strict_doc, against) for desc in content]
         return {"valid": all(i["valid"] for i in items),
                 "violations": [dict(v, item=i) for i, item in enumerate(items) for v in item["violations"]],

@@ -42,14 +42,15 @@ def expected(item) -> tuple:
 
 def write_corpus(out_dir: str, profiles=PROFILES, from_reports: str | None = None) -> dict:
     """Writes the corpus under `out_dir` (its onnx/ and dml/ folders are made anew); returns
-    counts: {"onnx": n, "dml_valid": n, "dml_invalid": n, "from_reports": n}."""
+    counts: {"onnx": n, "dml_valid": n, "dml_invalid": n, "from_reports": n}, and with
+    `from_reports` also "reports_skipped": [(report folder, why it gave no case)]."""
     from topkspec.corpus.dml_files import invalid_entries, valid_entry, write_dml_case
     from topkspec.corpus.onnx_files import write_onnx_case
     from topkspec.spec import parse_profile
 
     version = _version()
     items = valid_cases(profiles)
-    extra_valid, extra_invalid = ([], []) if from_reports is None else report_cases(from_reports, version)
+    extra_valid, extra_invalid, skipped = ([], [], []) if from_reports is None else report_cases(from_reports, version)
     items += extra_valid
     onnx_dir, dml_dir = os.path.join(out_dir, "onnx"), os.path.join(out_dir, "dml")
     for folder in (onnx_dir, dml_dir):
@@ -72,50 +73,80 @@ def write_corpus(out_dir: str, profiles=PROFILES, from_reports: str | None = Non
     counts["from_reports"] = len(extra_valid) + len(extra_invalid)
     with open(os.path.join(out_dir, "README.md"), "w") as handle:
         handle.write(readme_text(version, profiles, counts, items, from_reports))
-    return dict(counts)
+    return {**counts, "reports_skipped": skipped} if from_reports is not None else dict(counts)
+
+
+def _distinct_input(case) -> np.ndarray:
+    """An input of distinct values for a case whose report holds none (the runtime refused the
+    case before any call, a value type it has no kernel for): any input shows that refusal."""
+    from topkspec.spec import dtypes
+
+    size = int(np.prod(case.shape))
+    return np.arange(size).astype(dtypes.numpy_dtype(case.dtype)).reshape(case.shape)
+
+
+def _report_calls(folder: str) -> tuple[list, dict]:
+    """([(Case, x)] the report's calls, with their inputs), and its case.json.
+    A report of a refused valid case that made no call gives its case with a made-up input."""
+    from topkspec.spec import Case, dtypes
+
+    with open(os.path.join(folder, "case.json")) as handle:
+        document = json.load(handle)
+    arrays = np.load(os.path.join(folder, "inputs.npz"))
+    calls = [(Case.from_dict(call), arrays[f"x{i}"]) for i, call in enumerate(document["calls"])
+             if f"x{i}" in arrays.files]
+    if not document["calls"] and document.get("relation") == "accept":
+        case = Case.from_dict(document["case"])
+        calls = [(case, _distinct_input(case))]
+    wanted = [np.dtype(dtypes.numpy_dtype(case.dtype)) for case, _ in calls]
+    return [(case, x.view(want) if x.dtype != want else x) for (case, x), want in zip(calls, wanted)], document
 
 
 def report_cases(reports_dir: str, version: str) -> tuple:
-    """([ValidCase], [invalid DirectML entry]) from every report folder under `reports_dir`:
-    each call a kept counterexample made, when the spec fixes its result (valid) or when it is
-    a DirectML descriptor CreateOperator must refuse (invalid)."""
+    """([ValidCase], [invalid DirectML entry], [(report folder, why it gave no case)]) from every
+    report folder under `reports_dir`: each call a kept counterexample made, when the spec fixes
+    its result (valid) or when it is a DirectML descriptor CreateOperator must refuse (invalid)."""
     from topkspec.corpus.dml_files import _still_invalid
-    from topkspec.spec import Case, descriptor, parse_profile, validate
+    from topkspec.spec import descriptor, parse_profile, validate
 
     if not os.path.isdir(reports_dir):
         raise CorpusError(f"--from-reports {reports_dir}: not a folder")
-    valid, invalid = [], []
+    valid, invalid, skipped = [], [], []
     for name in sorted(os.listdir(reports_dir)):
         folder = os.path.join(reports_dir, name)
-        case_file, inputs_file = os.path.join(folder, "case.json"), os.path.join(folder, "inputs.npz")
-        if not (os.path.isfile(case_file) and os.path.isfile(inputs_file)):
+        if not all(os.path.isfile(os.path.join(folder, f)) for f in ("case.json", "inputs.npz")):
+            skipped.append((name, "not a report folder (no case.json and inputs.npz)"))
             continue
         try:
-            with open(case_file) as handle:
-                document = json.load(handle)
-            arrays = np.load(inputs_file)
-            calls = [(Case.from_dict(call), arrays[f"x{i}"]) for i, call in enumerate(document["calls"])
-                     if f"x{i}" in arrays.files]
+            calls, document = _report_calls(folder)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise CorpusError(f"--from-reports: {folder} is not a readable report: {exc}") from None
+        why = []
         for i, (case, x) in enumerate(calls):
-            from topkspec.spec import dtypes
-
-            x = x.view(dtypes.numpy_dtype(case.dtype)) if x.dtype != np.dtype(dtypes.numpy_dtype(case.dtype)) else x
             label = f"report_{file_slug(name)}_{i}"
             desc = descriptor(case)
             found = sorted({f.rule for f in validate(desc, case.profile)})
             if not found:
-                if unique_result(case, x) is None:
+                open_result = unique_result(case, x)
+                if open_result is None:
                     valid.append(ValidCase(label, case, x, ("regression",)))
-                continue
-            if parse_profile(case.profile).family == "dml":
+                else:
+                    why.append(f"the spec fixes no one result for it ({open_result})")
+            elif parse_profile(case.profile).family == "dml":
                 invalid.append({"name": label, "topkspec": version, "FeatureLevel": desc["FeatureLevel"],
                                 "descriptor": desc,
                                 "expected": {"outcome": "refused", "rules": found, "how": f"from report {name}",
                                              "level_bound": not _still_invalid(desc)},
                                 "covers": {"rules": found, "patterns": ["regression"]}})
-    return valid, invalid
+            else:
+                why.append(f"an invalid ONNX case (it breaks {', '.join(found)}): the ONNX backend-test "
+                           "layout has no expected refusal")
+        if not calls:
+            skipped.append((name, "it holds no call with its input (a descriptor judged as written: "
+                                  "`topkspec validate` checks those)"))
+        elif len(why) == len(calls):
+            skipped.append((name, "; ".join(dict.fromkeys(why))))
+    return valid, invalid, skipped
 
 
 def readme_text(version: str, profiles, counts: Counter, items, from_reports) -> str:

@@ -18,9 +18,10 @@ from topkspec.fuzz.config import EXIT_INTERRUPTED, EXIT_VACUOUS, MIN_JUDGED_SHAR
 # then by the rule of a property that relates calls (catalogue.RELATION_OF_RULE); any other
 # failure is one call's result.
 _CLASS_RELATIONS = {failures.CRASH: "crash", failures.HANG: "hang", failures.REJECTS_VALID: "accept",
-                    failures.ACCEPTS_INVALID: "reject", failures.NONDETERMINISTIC: "deterministic"}
+                    failures.ACCEPTS_INVALID: "reject", failures.NONDETERMINISTIC: "deterministic",
+                    failures.ADAPTER_ERROR: "adapter"}
 # Relations observed on one call, the example's last.
-ONE_CALL_RELATIONS = ("result", "crash", "hang", "accept")
+ONE_CALL_RELATIONS = ("result", "crash", "hang", "accept", "adapter")
 
 
 def filed_rule(violation: Violation) -> str:

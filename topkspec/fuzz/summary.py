@@ -74,6 +74,7 @@ def format_summary(result) -> str:
 
     from topkspec.fuzz.config import EXIT_VACUOUS, MIN_JUDGED_SHARE
     from topkspec.fuzz.verdicts import known_lines, status_word, verdict_lines
+    from topkspec.known import known_upstream
 
     rate = f" ({result.total_examples / result.seconds:.1f} a second)" if result.seconds > 0 else ""
     strict = " (strict doc: K below the axis size)" if getattr(result, "strict_doc", False) else ""
@@ -124,15 +125,20 @@ def format_summary(result) -> str:
     elif getattr(result, "interrupted", False):
         lines.append("failures: none found before the interrupt")
     elif result.known_seen or result.readings:
-        lines.append("failures: none new (what broke is known or our reading only, listed above)")
+        set_aside = (["known deviations"] if result.known_seen else []) + (
+            ["rules of our reading, notes under --documents-only"] if result.readings else [])
+        lines.append(f"failures: none that fail the run (exit 0); what broke, listed above, is "
+                     f"{' and '.join(set_aside)}")
     else:
         lines.append("failures: none, every property held")
     for name, count in sorted(result.failures_by_class().items()):
         lines.append(f"  {name:<28} {count}")
     for failure in result.failures:
         where = f" -> {failure.report_dir}" if failure.report_dir else ""
+        upstream = known_upstream(failure, result, result.target)
         lines.append(f"  [{failure.failure_class}] {failure.rule} ({status_word(failure.rule, result.profile)}): "
-                     f"{failure.case.describe()}{where}")
+                     f"{failure.case.describe()}{where}"
+                     + (f" (known upstream: {upstream[0].url or upstream[0].reason})" if upstream else ""))
         if not failure.report_dir:
             lines += failure_lines(failure)
     if result.known_failures:

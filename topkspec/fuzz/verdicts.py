@@ -30,15 +30,17 @@ _RULE_GROUPS = {"out.invalid_rejected": ("invalid",), "out.valid_accepted": ("va
 
 def is_reading(rule_id: str, profile=None) -> bool:
     """True when the rule is our reading of the documents (at `profile`), not their statement."""
-    from topkspec.spec.queries import rule_status
-    from topkspec.spec.rules import DOCUMENTED
+    from topkspec.spec.queries import stated_by
 
-    return rule_status(rule_id, profile) != DOCUMENTED
+    return stated_by(rule_id, profile).is_reading
 
 
 def status_word(rule_id: str, profile=None) -> str:
-    """'documents' or 'our reading': who says the rule (at `profile`), in a word for tables and titles."""
-    return "our reading" if is_reading(rule_id, profile) else "documents"
+    """'documents', 'our reading' or 'adapter error': who says the rule (at `profile`), in a word
+    for tables and summaries (spec.queries.stated_by)."""
+    from topkspec.spec.queries import stated_by
+
+    return stated_by(rule_id, profile).word
 
 
 @dataclass
@@ -130,7 +132,8 @@ def _verdict_of(result, rule: str) -> RuleVerdict:
             detail += f" (and {len(known) - 1} more declared deviation{'s' if len(known) > 2 else ''})"
         return RuleVerdict(rule, KNOWN, sum(n for _, n in known), detail)
     if result.broken_seen[rule]:  # broke only alongside a failure another rule reported first
-        return RuleVerdict(rule, BROKEN, result.broken_seen[rule],
+        kind = BROKEN_BY_READING if is_reading(rule, result.profile) else BROKEN
+        return RuleVerdict(rule, kind, result.broken_seen[rule],
                            "in examples that broke a rule reported first; no report of its own")
     if result.held[rule]:
         return RuleVerdict(rule, HOLDS, result.held[rule])

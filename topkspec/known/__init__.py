@@ -24,6 +24,7 @@ import fnmatch
 import os
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from topkspec.errors import UsageError
 
@@ -135,6 +136,29 @@ def shipped_targets() -> list:
     return sorted(name[:-5] for name in os.listdir(_HERE) if name.endswith(".toml"))
 
 
+@lru_cache(maxsize=None)
+def _shipped(target: str) -> KnownList:
+    return load_known(None, target)
+
+
+def known_upstream(failure, result, target: str | None) -> tuple[KnownEntry, str] | None:
+    """(entry, the list's source) declaring a failure of `result`'s run: the run's own entry when
+    it declared one (--known with --report-known), else one of the list topkspec ships for
+    `target` (the name a run was given: a built-in target's), whether or not the run was given
+    --known. None when neither declares it."""
+    from topkspec.targets.registry import BUILTIN_TARGETS
+
+    if failure.known is not None:
+        known = getattr(result, "known", None)
+        return failure.known, known.source if known is not None else "the known deviations given"
+    if target not in BUILTIN_TARGETS:
+        return None  # a user's own target: no list of topkspec's speaks of it
+    shipped = _shipped(target)
+    entry = shipped.match(failure.rule, failure.failure_class, getattr(failure.case, "dtype", None),
+                          result.profile, result.version)
+    return (entry, shipped.source) if entry is not None else None
+
+
 def load_known(path: str | None, target: str) -> KnownList:
     """The list in TOML file `path`, or with None the list shipped for `target` (empty when
     topkspec ships none for it). A file that cannot be read, is not TOML, or names a rule,
@@ -190,6 +214,13 @@ def _entry(path: str, n: int, table: dict) -> KnownEntry:
             profile = spec.parse_profile(profile).name  # canonical: "dml:3_1" is "dml:3.1"
         except ValueError as exc:
             raise KnownError(f"{where}: {exc}") from None
+    dtype = table.get("dtype")
+    if dtype is not None:
+        try:
+            dtype = spec.dtypes.canonical(dtype)  # a failure's case carries the canonical name
+        except ValueError:
+            raise KnownError(f"{where}: dtype {dtype!r} is no value type; types are "
+                             f"{', '.join(spec.dtypes.ALL_VALUE_TYPES)}") from None
     versions = table.get("versions")
     if versions is not None:
         from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -197,5 +228,5 @@ def _entry(path: str, n: int, table: dict) -> KnownEntry:
             SpecifierSet(versions)
         except InvalidSpecifier:
             raise KnownError(f"{where}: versions {versions!r} is not a PEP 440 specifier (e.g. '<1.32')") from None
-    return KnownEntry(rule=rule, failure_class=failure_class, dtype=table.get("dtype"), profile=profile,
+    return KnownEntry(rule=rule, failure_class=failure_class, dtype=dtype, profile=profile,
                       versions=versions, reason=table.get("reason", ""), url=table.get("url", ""))

@@ -7,9 +7,9 @@ import re
 
 import numpy as np
 
+from topkspec.known import known_upstream
 from topkspec.report.cite import citations
-from topkspec.spec.queries import rule_status
-from topkspec.spec.rules import DOCUMENTED
+from topkspec.spec.queries import rule_status, stated_by
 from topkspec.report.compare import calls_for, expected_result
 from topkspec.report.markdown import report_markdown
 from topkspec.report.program import repro_source
@@ -78,11 +78,6 @@ def _why(failure, quoted) -> str:
     return rule.statement if rule else failure.rule
 
 
-def _stated_by(rule: str, profile) -> str:
-    """Who states the rule a report's title names (at `profile`): the documents, or our reading of them."""
-    return "as the documents state it" if rule_status(rule, profile) == DOCUMENTED else "our reading of the documents"
-
-
 def rerun_command(result, spec_text: str) -> str:
     return (f"topkspec fuzz --target {spec_text} --spec {result.profile}"
             + (f" --seed {result.seed}" if result.seed is not None else "")
@@ -93,7 +88,10 @@ def write_report(failure, result, directory: str, *, target_spec=None, index: in
                  timeout: float = 5.0) -> str:
     """Write the report folder of one failure under `directory`; returns its path."""
     relation = failure.relation
-    folder = os.path.join(directory, f"{index:02d}-{slug(failure.rule)}-{slug(failure.failure_class)}")
+    # A failure kept per value type (a runtime with no kernel for it) names the type: the rule
+    # and class alone would give folders that differ by number only.
+    per_type = f"-{slug(failure.key[3])}" if len(failure.key) > 3 else ""
+    folder = os.path.join(directory, f"{index:02d}-{slug(failure.rule)}-{slug(failure.failure_class)}{per_type}")
     os.makedirs(folder, exist_ok=True)
     calls = calls_for(failure, relation)
     np.savez(os.path.join(folder, "inputs.npz"), **_arrays(failure, calls))
@@ -102,7 +100,8 @@ def write_report(failure, result, directory: str, *, target_spec=None, index: in
     writer = writer_for(target)
     case = calls[0][0] if calls else failure.case
     stack = writer.stack(target, case, spec_text)
-    title = f"{title_of(stack, failure)} ({_stated_by(failure.rule, result.profile)})"
+    upstream = known_upstream(failure, result, spec_text)
+    title = f"{title_of(stack, failure)} ({stated_by(failure.rule, result.profile).phrase})"
     quoted = citations(failure.rule, failure.case)
     rule_line = (f'{quoted[0]["title"]}, {quoted[0]["section"]}: {quoted[0]["quote"]}'
                  if quoted else f"Rule {failure.rule}")
@@ -115,7 +114,8 @@ def write_report(failure, result, directory: str, *, target_spec=None, index: in
         "drawn_case": (failure.drawn or failure.case).to_dict(), "calls": [_call_dict(c) for c, _ in calls],
         "violation": failure.violation.to_dict(), "seed": result.seed,
         "rule_status": rule_status(failure.rule, result.profile),
-        "known": failure.known.describe() if failure.known is not None else None,
+        "known": upstream[0].describe() if upstream else None,  # with --known or not
+        "known_source": upstream[1] if upstream else None,
         "invalid_rules": sorted(failure.draw.rules) if failure.draw is not None else None,
         "rules": {rule: citations(rule, failure.case) for rule in failure.violation.rules},
         "stack": {"runtime": stack.runtime, "operator": stack.operator, "device": stack.device,
@@ -128,7 +128,7 @@ def write_report(failure, result, directory: str, *, target_spec=None, index: in
         handle.write(repro)
     with open(os.path.join(folder, "report.md"), "w") as handle:
         handle.write(report_markdown(failure, result, relation, title=title, stack=stack, repro=repro,
-                                     rerun=rerun_command(result, spec_text), timeout=timeout))
+                                     rerun=rerun_command(result, spec_text), timeout=timeout, upstream=upstream))
     failure.report_dir = folder
     return folder
 

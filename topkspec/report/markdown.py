@@ -12,6 +12,7 @@ from topkspec.report.cite import citations, one_line
 from topkspec.report.compare import array_text, compared_outputs, side_by_side
 from topkspec.report.program import descriptor_of
 from topkspec.report.wording import case_text
+from topkspec.spec.queries import rule_status
 
 
 def message_of(violation) -> str:
@@ -48,8 +49,9 @@ def case_words(case) -> str:
     return case_text(case) if hasattr(case, "shape") else case.describe()
 
 
-def rule_section(rule_id: str, case, *, heading: bool = True) -> list[str]:
-    """The quoted sentences of a rule, each with its document, address and section."""
+def rule_section(rule_id: str, case, profile: str) -> list[str]:
+    """The quoted sentences of a rule, each with its document, address and section, and the
+    rule with its status at the run's `profile` (the title's)."""
     from topkspec import spec
 
     rule = spec.RULES.get(rule_id)
@@ -59,7 +61,7 @@ def rule_section(rule_id: str, case, *, heading: bool = True) -> list[str]:
                   f"— [{cited['title']}]({cited['url']}), {cited['section']}."
                   + (f" ({cited['note']})" if cited["note"] else ""), ""]
     if rule is not None:
-        lines.append(f"Rule `{rule.id}` ({rule.status}): {rule.statement}"
+        lines.append(f"Rule `{rule.id}` ({rule_status(rule.id, profile)}): {rule.statement}"
                      + (f" Why: {rule.reason}" if rule.reason else ""))
     return lines
 
@@ -150,24 +152,35 @@ def environment(stack) -> list[str]:
     return lines
 
 
+def known_paragraph(upstream) -> list[str]:
+    """The lines that say a failure is a declared deviation (see known.known_upstream), with
+    its link, so nobody files a duplicate: the report's first lines after the title."""
+    if upstream is None:
+        return []
+    entry, source = upstream
+    link = f" ({entry.url})" if entry.url else ""
+    return [f"**Known upstream**: {source} declares it: {entry.reason or entry.describe()}{link}. Read that "
+            f"before filing this; `--known` counts it instead of failing on it.", ""]
+
+
 def report_markdown(failure, result, relation: str, *, title: str, stack, repro: str, rerun: str,
-                    timeout: float) -> str:
+                    timeout: float, upstream=None) -> str:
     from topkspec import __version__
     from topkspec import spec
 
     case, v = failure.case, failure.violation
     from topkspec.spec.queries import profile_text
 
-    parts = [f"# {title}", "", summary(failure, relation, stack), ""]
+    parts = [f"# {title}", "", *known_paragraph(upstream), summary(failure, relation, stack), ""]
     if failure.failure_class != failures.ADAPTER_ERROR:  # no spec rule is in question
         parts += ["## The rule", "", f"Judged by {profile_text(case.profile)}, profile `{case.profile}`:", ""]
-        parts += rule_section(failure.rule, case)
+        parts += rule_section(failure.rule, case, result.profile)
     others = [r for r in v.rules if r != failure.rule]
     if others:
         parts += ["", "Also broken:"]
         for rule_id in others:
             rule = spec.RULES.get(rule_id)
-            parts.append(f"- `{rule_id}`" + (f" ({rule.status}): {rule.statement}"
+            parts.append(f"- `{rule_id}`" + (f" ({rule_status(rule_id, result.profile)}): {rule.statement}"
                                              + (f" Why: {rule.reason}" if rule.reason else "") if rule else ""))
     parts += ["", "## The case", "", f"{case_words(case)} at `{case.profile}`:", "", "```json",
               _descriptor(failure), "```", ""]

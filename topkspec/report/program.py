@@ -21,7 +21,7 @@ from topkspec.spec import dtypes
 from topkspec.properties.catalogue import RELATIONS
 from topkspec.properties.sequences import nan_mask
 from topkspec.report.compare import calls_for, expected_result
-from topkspec.targets.repro import descriptor_writer_for, read_template
+from topkspec.targets.repro import adapter_writer, descriptor_writer_for, read_template
 
 INLINE_LIMIT = 256  # elements written into the program; larger arrays load from inputs.npz
 
@@ -92,7 +92,7 @@ def check_of(relation: str, case, x) -> str:
         return "check_exact.tmpl" if case.sorted else "check_unsorted.tmpl"
     same = "check_same_nan.tmpl" if nan_mask(np.asarray(x)).any() else "check_same.tmpl"
     return {"reject": "check_reject.tmpl", "accept": "check_accept.tmpl", "crash": "check_crash.tmpl",
-            "hang": "check_crash.tmpl"}.get(relation, same)
+            "hang": "check_crash.tmpl", "adapter": "check_adapter.tmpl"}.get(relation, same)
 
 
 def _data(relation: str, calls, takes_op: bool) -> tuple[list[str], set, dict]:
@@ -168,11 +168,14 @@ def _head(title: str, rule_line: str, needs: str) -> str:
 def _descriptor_source(failure, descriptor, *, target, target_spec, title: str, rule_line: str,
                        why: str) -> str:
     """repro.py for a failure judged on a descriptor as written (see the module text)."""
-    writer = descriptor_writer_for(target)
+    adapter = failure.relation == "adapter"
+    writer = adapter_writer() if adapter else descriptor_writer_for(target)
     case = failure.case
     runtime = render_runtime(writer.descriptor_template, **writer.descriptor_fill(target, case, target_spec))
     broken = broken_rules(failure)
-    if broken:
+    if adapter:  # the adapter broke: fixed once it gives a verdict, whatever the verdict
+        check = render("check_descriptor_adapter.tmpl")
+    elif broken:
         check = render("check_descriptor_reject.tmpl", why=why.replace('"', "'"), rules=", ".join(broken))
     else:
         check = render("check_descriptor_accept.tmpl", why=why.replace('"', "'"),
@@ -191,6 +194,8 @@ def repro_source(failure, relation: str, *, writer, target, target_spec, title: 
     if descriptor is not None:
         return _descriptor_source(failure, descriptor, target=target, target_spec=target_spec, title=title,
                                   rule_line=rule_line, why=why)
+    if relation == "adapter":  # topkspec's adapter broke: only a program through it shows that
+        writer = adapter_writer()
     calls = calls_for(failure, relation)
     if not calls:  # no call was made: the target refused or broke when asked about the case
         calls = [(failure.case, failure.x)]

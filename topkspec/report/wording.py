@@ -59,8 +59,9 @@ def what_happened(failure) -> str:
         return f"crashes the process ({case_text(case)})"
     if kind == failures.HANG:
         return f"hangs ({case_text(case)})"
-    if kind == failures.ADAPTER_ERROR:
-        return f"adapter breaks before the runtime is judged ({case_text(case)})"
+    if kind == failures.ADAPTER_ERROR:  # a drawn descriptor is shown as drawn ("K = '1'")
+        shown = failure.draw.how if failure.draw is not None and failure.draw.how else case_text(case)
+        return f"adapter breaks before the runtime is judged ({shown})"
     if kind == failures.NONDETERMINISTIC:
         return f"returns different results for the same input ({case_text(case)})"
     rules = set(failure.violation.rules)

@@ -42,6 +42,13 @@ class Case:
         return self.axis + self.rank if self.axis < 0 else self.axis
 
     @property
+    def lowered_axis(self) -> int:
+        """The axis as DirectML takes it: a valid negative ONNX axis counted from the back, as
+        lowering does (rule lower.axis); an invalid axis as drawn, so it stays invalid (unlike
+        norm_axis, which turns -2 at rank 1 into -1, an axis numpy and most libraries accept)."""
+        return self.axis + self.rank if -self.rank <= self.axis < 0 else self.axis
+
+    @property
     def axis_size(self) -> int:
         return self.shape[self.norm_axis]
 

@@ -35,9 +35,16 @@ _DIRECTION_SPELLINGS = {s: value for name, value in DML_AXIS_DIRECTIONS.items()
                         for s in (name, "DML_AXIS_DIRECTION_" + name)}
 
 
+def _json_kind(value) -> str:
+    """What a JSON value is, in JSON's words ('an array', 'null'), for a message."""
+    kinds = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "an array",
+             type(None): "null"}
+    return kinds.get(type(value), type(value).__name__)
+
+
 def family_of(desc) -> str:
     if not isinstance(desc, dict):
-        raise DescriptorError(f"a descriptor must be a JSON object, got {type(desc).__name__}")
+        raise DescriptorError(f"a descriptor must be a JSON object, got {_json_kind(desc)}")
     if "Type" in desc:
         return "dml"
     if "op_type" in desc:

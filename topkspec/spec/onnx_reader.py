@@ -7,6 +7,8 @@ fail on it.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from topkspec.spec import dtypes
 
 
@@ -43,9 +45,20 @@ def _k_tensor(name, constants, types, elem_names, notes):
     return {"dtype": elem_names.get(declared.elem_type, f"onnx elem_type {declared.elem_type}"), "shape": shape}
 
 
-def topk_nodes(raw: bytes):
-    """[(node name, ONNX descriptor, notes)] for every TopK node of the model. A TopK whose
-    input K is missing has no "k" (a violation); the K tensor's type and shape go in "K"."""
+class TopKNode(NamedTuple):
+    """A TopK node of a model: its ONNX descriptor as the model gives it; `judged`, the same with
+    a stand-in where the model leaves a value open (k = 1 for a K that is no constant), so the
+    other rules can be checked; and notes on what is therefore not checked."""
+
+    name: str
+    descriptor: dict
+    notes: list
+    judged: dict
+
+
+def topk_nodes(raw: bytes) -> list:
+    """[TopKNode] for every TopK node of the model. A TopK whose input K is missing has no "k"
+    (a violation); the K tensor's type and shape go in "K"."""
     import onnx
     from onnx import numpy_helper, shape_inference
 
@@ -72,7 +85,7 @@ def topk_nodes(raw: bytes):
     for index, node in enumerate(graph.node):
         if node.op_type != "TopK" or node.domain not in ("", "ai.onnx"):
             continue
-        notes = []
+        notes, k_open = [], False
         name = node.name or f"TopK#{index}"
         attributes = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
         tensor_type = types.get(node.input[0])
@@ -90,7 +103,7 @@ def topk_nodes(raw: bytes):
             k = k[0] if len(k) == 1 else k
         else:
             notes.append("k is not a constant: k rules are not checked")
-            k = 1
+            k, k_open = 1, True  # a stand-in: judged with it, never shown
         shape = []
         for i, dim in enumerate(tensor_type.shape.dim):
             if dim.HasField("dim_value"):
@@ -103,7 +116,8 @@ def topk_nodes(raw: bytes):
             desc["k"] = k
         if k_tensor is not None:
             desc["K"] = k_tensor
-        found.append((name, desc, notes))
+        shown = {key: value for key, value in desc.items() if not (key == "k" and k_open)}
+        found.append(TopKNode(name, shown, notes, desc))
     if not found:
         raise InputError("the model has no TopK node (of the default ONNX domain): nothing to validate")
     return found

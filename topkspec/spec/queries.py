@@ -1,6 +1,8 @@
 """What a profile allows: operators, value and index types, ranks (canonical type names)."""
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from topkspec.spec import dtypes
 from topkspec.spec.checks import support_row
 from topkspec.spec.profiles import parse_profile
@@ -75,20 +77,51 @@ def profile_text(profile) -> str:
     return text
 
 
-def rule_status(rule_id: str, profile=None) -> str:
-    """The rule's status: "documented" (the documents state it), "interpretation" (our
-    reading) or "unspecified"; at `profile` (a profile string or Profile), documented where a
-    later spec version states what an earlier one left to our reading (Rule.documented_from).
-    A pseudo-rule outside the spec (an adapter error, filed under "adapter") counts as
-    documented: what it says is never a reading to set aside."""
+# A rule's status at a profile, in the words each place shows it: case.json's rule_status, the
+# summary's and the matrix's column, a report's title. Every place reads `stated_by`.
+NOT_A_RULE = "adapter error"  # a failure filed under a pseudo-rule: the adapter broke, no rule is in question
+_WORDS = {"documented": ("documents", "as the documents state it"),
+          "interpretation": ("our reading", "our reading of the documents"),
+          "unspecified": ("our reading", "our reading of the documents"),
+          NOT_A_RULE: (NOT_A_RULE, "adapter error: no verdict on the target")}
+
+
+class Statement(NamedTuple):
+    """Who states a rule at a profile.
+
+    status: "documented", "interpretation", "unspecified", or "adapter error" for a pseudo-rule
+    outside the spec (an adapter error, filed under "adapter"); word: "documents", "our
+    reading" or "adapter error" (tables, summaries); phrase: the same for a report's title."""
+
+    status: str
+    word: str
+    phrase: str
+
+    @property
+    def is_reading(self) -> bool:
+        """Our reading of the documents, not their statement: `--documents-only` notes it.
+        An adapter error is neither, and never set aside."""
+        return self.status in ("interpretation", "unspecified")
+
+
+def stated_by(rule_id: str, profile=None) -> Statement:
+    """Who states the rule at `profile` (a profile string or Profile): documented where a later
+    spec version states what an earlier one left to our reading (Rule.documented_from)."""
     from topkspec.spec.rules import DOCUMENTED, RULES
 
     rule = RULES.get(rule_id)
     if rule is None:
-        return DOCUMENTED
-    if rule.documented_from and profile is not None and _at_or_after(profile, rule.documented_from):
-        return DOCUMENTED
-    return rule.status
+        status = NOT_A_RULE
+    elif profile is not None and any(_at_or_after(profile, first) for first in rule.documented_from):
+        status = DOCUMENTED
+    else:
+        status = rule.status
+    return Statement(status, *_WORDS[status])
+
+
+def rule_status(rule_id: str, profile=None) -> str:
+    """The rule's status at `profile` (see stated_by)."""
+    return stated_by(rule_id, profile).status
 
 
 def _at_or_after(profile, first) -> bool:

@@ -40,9 +40,9 @@ class Rule(Record):
     strict_doc; lenient_only: inactive under strict_doc; breakable_alone: False when no descriptor
     breaks this rule alone, `co_broken` then lists the other rules a minimal breaking descriptor
     also breaks (an output of the wrong size always differs from the other output too, so the
-    older revision's same-Sizes rule goes with it); documented_from: an interpretation that a
-    later spec version states outright, the profile from which the documents state it
-    ("onnx:10"), at which and later ones of its family it is documented.
+    older revision's same-Sizes rule goes with it); documented_from: for an interpretation that
+    some spec versions state outright, the first profile of each family whose documents state
+    it (("dml:1.0", "onnx:11")): at it and later ones of its family the rule is documented.
     """
 
     __slots__ = (*_FIELDS, "__weakref__")
@@ -51,7 +51,7 @@ class Rule(Record):
     def __init__(self, id: str, statement: str, sources: tuple, status: str, scope: str, ops: tuple = (),
                  check: dict | None = None, requires: tuple = (), reason: str = "", strict_only: bool = False,
                  lenient_only: bool = False, breakable_alone: bool = True, co_broken: tuple = (),
-                 documented_from: str | None = None):
+                 documented_from: tuple = ()):
         self._set(id, statement, sources, status, scope, ops, check, requires, reason, strict_only, lenient_only,
                   breakable_alone, co_broken, documented_from)
 
@@ -93,7 +93,7 @@ class Rule(Record):
             "lenient_only": self.lenient_only,
             "breakable_alone": self.breakable_alone,
             "co_broken": list(self.co_broken),
-            "documented_from": self.documented_from,
+            "documented_from": list(self.documented_from),
             "observations": self.observations,
         }
         return data
@@ -233,7 +233,8 @@ RULE_LIST = [
          "axis is in [-r, r-1] where r is the rank of X.",
          (ONNX.AXIS_11, ONNX.AXIS_1), INTERPRETATION, "onnx", ("TopK",),
          check={"kind": "signed_axis_in_range"}, requires=("onnx.desc.fields",),
-         reason="TopK-11 (and 24) state it: 'Negative value means counting dimensions from the back. Accepted range is [-r, r-1]'. TopK-1 and TopK-10 say only 'Dimension on which to do the sort' with the default -1: no range, and no meaning for a negative axis beyond what that default implies. We hold them to TopK-11's range."),
+         reason="TopK-11 (and 24) state it: 'Negative value means counting dimensions from the back. Accepted range is [-r, r-1]'. TopK-1 and TopK-10 say only 'Dimension on which to do the sort' with the default -1: no range, and no meaning for a negative axis beyond what that default implies. We hold them to TopK-11's range.",
+         documented_from=("onnx:11",)),
     Rule("onnx.k.single",
          "K is a 1-D int64 tensor holding a single value (the JSON k is one integer or a one-element list; `K`, when given, is the input tensor as a model declares it).",
          (ONNX.K,), DOCUMENTED, "onnx", ("TopK",),
@@ -243,7 +244,7 @@ RULE_LIST = [
          (ONNX.K, ONNX.K_ATTRIBUTE), INTERPRETATION, "onnx", ("TopK",),
          check={"kind": "k_min", "min": 1}, requires=("onnx.desc.fields", "onnx.k.single"),
          reason="TopK-10 and later state it: K is 'a single positive value'. TopK-1's attribute k is only the 'Number of top elements to retrieve', with no bound; we hold it to the same (k = 0 retrieves nothing).",
-         documented_from="onnx:10"),
+         documented_from=("onnx:10",)),
     Rule("onnx.k.max",
          "k is at most the size of X along axis.",
          (ONNX.VALUES, ONNX.K, ONNX.K_ATTRIBUTE), INTERPRETATION, "onnx", ("TopK",),
@@ -273,7 +274,8 @@ RULE_LIST = [
     Rule("out.order",
          "Values are sorted descending for DECREASING/largest=1 and ascending for INCREASING/largest=0 (ONNX: when sorted=1).",
          (K1.ORDER, TOPK.ORDER, ONNX.SORTED, ONNX.SUMMARY_1), INTERPRETATION, "output",
-         reason="DirectML states it ('guaranteed to be sorted descending' or ascending by AxisDirection), and so does ONNX TopK-11 for sorted=1 ('the resulting k elements will be sorted'). TopK-1 and TopK-10 never say their output is sorted, only that of two equivalent values the lower index appears first; we hold them to sorted output, what TopK-11 made explicit with sorted's default of 1."),
+         reason="DirectML states it ('guaranteed to be sorted descending' or ascending by AxisDirection), and so does ONNX TopK-11 for sorted=1 ('the resulting k elements will be sorted'). TopK-1 and TopK-10 never say their output is sorted, only that of two equivalent values the lower index appears first; we hold them to sorted output, what TopK-11 made explicit with sorted's default of 1.",
+         documented_from=("dml:1.0", "onnx:11")),
     Rule("out.ties.index_order",
          "Equal values come out in ascending index order, whatever the direction.",
          (K1.TIES, TOPK.TIES, ONNX.TIES), DOCUMENTED, "output"),
@@ -281,7 +283,7 @@ RULE_LIST = [
          "Among equal values competing for the last places of the top K, the lower indices are the ones selected.",
          (K1.TIES, TOPK.TIES, ONNX.TIES), INTERPRETATION, "output",
          reason="DirectML orders the tied elements that are in the top K ('the indices of both elements are included, and are guaranteed to be ordered by ascending element index') but never says which of several equal elements gets into the top K when only some fit. ONNX states it: the indices along the axis are 'a tiebreaker', so the lower index wins the place.",
-         documented_from="onnx:1"),
+         documented_from=("onnx:1",)),
     Rule("out.ties.signed_zero",
          "-0.0 and +0.0 compare equal (IEEE), so they tie and follow the tie rule.",
          (K1.TIES, TOPK.TIES, ONNX.TIES), INTERPRETATION, "output",

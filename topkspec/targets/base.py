@@ -201,15 +201,49 @@ def user_error(fn, name: str, exc: Exception, *, caller: str) -> Exception:
     if isinstance(exc, PROGRAMMING_ERRORS):
         frames = traceback.extract_tb(exc.__traceback__)
         innermost = os.path.abspath(frames[-1].filename) if frames else None
+        if innermost == os.path.abspath(caller) and isinstance(exc, TypeError):  # the call itself
+            return AdapterError(f"{name} is broken: {_signature_mismatch(fn, name, exc)}")
         if innermost is None or innermost in (os.path.abspath(caller), _defining_file(fn)):
             return AdapterError(f"{name} is broken: {describe_error(exc)}")
     return Rejected(f"{name} raised {type(exc).__name__}: {exc}")
 
 
+def function_origin(fn, origin: str | None = None) -> str:
+    """Where a user's function comes from, as the user names it: the import string given
+    (`./my_topk.py:topk`), else `module.qualname`, or `file.py:qualname` for a module topkspec
+    loaded from a file (whose module name is its own, not the user's)."""
+    if origin:
+        return origin
+    module = getattr(fn, "__module__", None) or "?"
+    qualname = getattr(fn, "__qualname__", "?")
+    if module.startswith("topkspec_plugin_"):
+        path = _defining_file(fn)
+        return f"{os.path.basename(path) if path else module}:{qualname}"
+    return f"{module}.{qualname}"
+
+
+def _signature_mismatch(fn, name: str, exc: Exception) -> str:
+    """A TypeError from calling `fn` with arguments its signature does not take, located in the
+    user's code: the function's definition, with the signature it has."""
+    import inspect
+
+    try:
+        signature = str(inspect.signature(fn))
+        line = inspect.getsourcelines(fn)[1]
+    except (TypeError, ValueError, OSError):
+        signature, line = "(...)", None
+    where = _defining_file(fn)
+    at = f" ({where}:{line}, in {getattr(fn, '__name__', name)})" if where and line else ""
+    return f"{type(exc).__name__}: {exc}: the call does not fit its definition, " \
+           f"{getattr(fn, '__name__', name)}{signature}{at}"
+
+
 class CallableTarget(Target):
     """Wraps a plain `topk(x, *, axis, k, largest) -> (values, indices)` function.
 
-    The function has DirectML semantics (sorted output) and refuses an input by raising:
+    The function has DirectML semantics (sorted output, `axis` in 0..rank-1: a valid negative
+    ONNX axis is counted from the back first, as lowering to DirectML does) and gets an invalid
+    axis or K unchanged, as drawn, for it to refuse. It refuses an input by raising:
     `Rejected`, ValueError, IndexError, RuntimeError, the runtime's own error, anything.
     Except that NameError, AttributeError and TypeError raised by the function's own code
     (the innermost frame of the traceback lies in the file that defines it) or by calling it
@@ -222,22 +256,25 @@ class CallableTarget(Target):
     validates = True  # by raising; it cannot know the profile's tables
     native = True  # it may wrap native code that crashes: `auto` isolation runs it in a worker
 
-    def __init__(self, fn: Callable, name: str | None = None, default_profile: str = "dml:5.0"):
+    def __init__(self, fn: Callable, name: str | None = None, default_profile: str = "dml:5.0",
+                 origin: str | None = None):
         if not callable(fn):
             raise TypeError(f"CallableTarget needs a callable, got {fn!r}")
         self.fn = fn
         self.name = name or getattr(fn, "__qualname__", None) or repr(fn)
         self.default_profile = default_profile
+        self.origin = origin  # the import string that named it: how its version and messages show it
 
     def version(self) -> str:
-        module = getattr(self.fn, "__module__", None) or "?"
-        return f"callable {module}.{getattr(self.fn, '__qualname__', '?')}"
+        return f"callable {function_origin(self.fn, self.origin)}"
 
     def run(self, case, x):
         import numpy as np
 
         try:
-            result = self.fn(x, axis=case.norm_axis, k=case.k, largest=selects_largest(case))
+            # DirectML semantics: a valid ONNX axis lowered to 0..rank-1; an invalid axis or K
+            # reaches the function unchanged for it to refuse (normalising it would blame the function).
+            result = self.fn(x, axis=case.lowered_axis, k=case.k, largest=selects_largest(case))
         except Exception as exc:  # a refusal, or a bug of the function (user_error)
             judged = user_error(self.fn, self.name, exc, caller=__file__)
             if judged is exc:

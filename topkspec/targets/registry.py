@@ -75,8 +75,9 @@ def known_names() -> list[str]:
     return list(BUILTIN_TARGETS) + sorted(set(entry_points()) - set(BUILTIN_TARGETS))
 
 
-def as_target(obj, name: str | None = None) -> Target:
-    """A Target from what an import string or entry point names (see the module text)."""
+def as_target(obj, name: str | None = None, origin: str | None = None) -> Target:
+    """A Target from what an import string or entry point names (see the module text); a plain
+    function's target names it by `origin`, the import string the user gave."""
     if isinstance(obj, Target):
         return obj
     if inspect.isclass(obj):
@@ -92,8 +93,8 @@ def as_target(obj, name: str | None = None) -> Target:
         return made
     if _takes_a_descriptor(obj):
         from topkspec.targets.validator import ValidatorTarget
-        return ValidatorTarget(obj, name=name)
-    return CallableTarget(obj, name=name)
+        return ValidatorTarget(obj, name=name, origin=origin)
+    return CallableTarget(obj, name=name, origin=origin)
 
 
 def _takes_no_arguments(fn) -> bool:
@@ -124,13 +125,15 @@ def _takes_a_descriptor(fn) -> bool:
     return len(required) == 1 and required[0].kind != inspect.Parameter.KEYWORD_ONLY
 
 
-def _attribute(module, attr: str, spec: str):
+def _attribute(module, attr: str, spec: str, where: str):
+    """module.attr (a dotted attr too); `where` names the module as the user wrote it (a file
+    path, not the name it was loaded under)."""
     obj = module
     for part in attr.split("."):
         try:
             obj = getattr(obj, part)
         except AttributeError:
-            raise TargetError(f"{spec!r}: {module.__name__} has no attribute {attr!r}") from None
+            raise TargetError(f"{spec!r}: {where} has no attribute {attr!r}") from None
     return obj
 
 
@@ -150,7 +153,7 @@ def _load_file(path: str, attr: str, spec: str):
     except Exception as exc:
         del sys.modules[module_name]
         raise TargetError(f"{spec!r}: importing {path} failed: {type(exc).__name__}: {exc}") from exc
-    return _attribute(module, attr, spec)
+    return _attribute(module, attr, spec, path)
 
 
 def _load_module(module_name: str, attr: str, spec: str):
@@ -158,7 +161,7 @@ def _load_module(module_name: str, attr: str, spec: str):
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise TargetError(f"{spec!r}: cannot import {module_name}: {exc}") from exc
-    return _attribute(module, attr, spec)
+    return _attribute(module, attr, spec, module_name)
 
 
 def _import_parts(spec: str) -> tuple | None:
@@ -198,7 +201,7 @@ def get_target(spec: str) -> Target:
         return as_target(obj, name=spec)
     parts = _import_parts(spec)
     if parts is not None:
-        return as_target(named_object(spec), name=parts[1])
+        return as_target(named_object(spec), name=parts[1], origin=spec)
     raise TargetError(f"unknown target {spec!r}: known targets are {', '.join(known_names())}; "
                       f"or give package.module:attr or path/to/file.py:attr")
 

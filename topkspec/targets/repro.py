@@ -107,6 +107,12 @@ def writer_for(target) -> ReproWriter:
     return _WRITERS.get(kind_of(target) if target is not None else None) or _WRITERS["adapter"]
 
 
+def adapter_writer() -> ReproWriter:
+    """The writer whose program runs a target through topkspec's adapter: the one that replays
+    an adapter error, whatever the target's kind (the runtime's own API cannot show it)."""
+    return _WRITERS["adapter"]
+
+
 def descriptor_writer_for(target) -> ReproWriter:
     """The writer that replays a descriptor judged as written: the target kind's own when it
     has a descriptor template, else the adapter writer."""
@@ -175,7 +181,8 @@ def _callable_fill(target, case, spec_text) -> dict:
     from topkspec.targets.base import selects_largest
 
     load, _ = function_loader(spec_text or target.name)
-    return {"load": load, "largest": selects_largest(case), "axis_expr": "axis + x.ndim if axis < 0 else axis"}
+    return {"load": load, "largest": selects_largest(case),
+            "axis_expr": "axis + x.ndim if -x.ndim <= axis < 0 else axis"}  # as the adapter (Case.lowered_axis)
 
 
 def _callable_stack(target, case, spec_text=None) -> RuntimeStack:

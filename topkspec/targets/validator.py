@@ -13,7 +13,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Callable
 
-from topkspec.targets.base import AdapterError, Target, user_error
+from topkspec.targets.base import AdapterError, Target, function_origin, user_error
 from topkspec.targets.repro import ReproWriter, RuntimeStack, function_loader, register_repro_writer
 
 
@@ -51,12 +51,14 @@ class ValidatorTarget(Target):
     validates_tables = ("dml", "onnx")  # a validator is held to every table it is shown
     native = False
 
-    def __init__(self, fn: Callable, name: str | None = None, default_profile: str = "dml:5.0"):
+    def __init__(self, fn: Callable, name: str | None = None, default_profile: str = "dml:5.0",
+                 origin: str | None = None):
         if not callable(fn):
             raise TypeError(f"ValidatorTarget needs a callable, got {fn!r}")
         self.fn = fn
         self.name = name or getattr(fn, "__qualname__", None) or repr(fn)
         self.default_profile = default_profile
+        self.origin = origin  # the import string that named it (see base.function_origin)
 
     @property
     def descriptor_rules(self) -> frozenset:
@@ -64,8 +66,7 @@ class ValidatorTarget(Target):
         return every_breakable_rule()
 
     def version(self) -> str:
-        module = getattr(self.fn, "__module__", None) or "?"
-        return f"validator {module}.{getattr(self.fn, '__qualname__', '?')}"
+        return f"validator {function_origin(self.fn, self.origin)}"
 
     def check_descriptor(self, descriptor: dict) -> dict:
         """{"accepted": True, "detail": "returned None"} when the function returns; {"accepted":
