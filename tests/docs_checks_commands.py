@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from docs_blocks import page_text, prose_after, prose_before
+from docs_blocks import ROOT, page_text, prose_after, prose_before
 from docs_run import (BLOCKS, Done, assert_code, claim, descriptors, needs_directml, needs_targets, number,
                       runnable, same_version, sh)
 from topkspec.cli import build_parser
@@ -264,6 +264,20 @@ def check_bench(block, runs, where):
         assert fields <= set(by_target[name]), f"{block.where}: {name} lacks {fields - set(by_target[name])}"
 
 
+def check_bench_bugs(block, runs, where):
+    """`topkspec bench --bugs`, run from the repository (where tests/planted_bugs.py is) on two
+    of the planted bugs and one seed: a line per bug with the fields the page names."""
+    (command,) = block.commands()
+    small = command.replace("tests/planted_bugs.py", "tests/planted_bugs.py:one_based_indices,ignores_direction")
+    done = sh(small + " --seeds 1 --max-examples 60 --quiet", ROOT)
+    assert_code(done, 0, block.where)
+    bugs = [json.loads(line) for line in done.out.splitlines() if line.startswith('{"bug"')]
+    assert [line["bug"] for line in bugs] == ["one_based_indices", "ignores_direction"], done
+    for line in bugs:
+        assert line["found"] == "1 of 1" and line["examples_median"] <= 60, line
+    assert "median and max" in prose_before(block), f"{block.where}: the page no longer says what the figures are"
+
+
 def check_bench_spec(block, runs, where):
     """`topkspec bench spec`, run small here (--repeat 1 --number 200): the rows of the page's
     table, fault counts included."""
@@ -300,6 +314,16 @@ def check_directml_targets_sample(block, runs, where):
     assert lines[at + 1].split(";")[0] == second.split(";")[0], f"{second}\n{lines[at + 1]}"
 
 
+def check_ep_targets_sample(block, runs, where):
+    """The sample line of the DirectML EP in `topkspec targets` is what it prints here, up to
+    the Wine stack (which differs between machines)."""
+    needs_directml()
+    done = runs.once("topkspec targets")
+    sample = block.text.splitlines()[0]
+    line = next((line for line in done.out.splitlines() if line.startswith("onnxruntime-directml ")), "")
+    assert line.split(";")[0] == sample.split(";")[0], f"{sample}\n{line}"
+
+
 def check_api_summary(block, runs, where):
     """The API page's summary lines run (descriptor: docs/spec.md's first) and give what their
     comments say."""
@@ -333,7 +357,9 @@ CHECKS = {
     "other-commands": check_other_commands,
     "bench": check_bench,
     "bench-spec": check_bench_spec,
+    "bench-bugs": check_bench_bugs,
     "directml-setup": check_directml_setup,
     "directml-targets-sample": check_directml_targets_sample,
+    "ep-targets-sample": check_ep_targets_sample,
     "api-summary": check_api_summary,
 }

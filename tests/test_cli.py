@@ -411,3 +411,21 @@ def test_matrix_with_a_file_as_report_dir_fails_before_any_target_starts(capsys,
     out, err = capsys.readouterr()
     assert code == 2 and out == "", f"exit {code}\n{out}{err}"
     assert err.strip().splitlines() == [f"topkspec: error: cannot write reports to {taken}: it is a file, not a folder"], err
+
+
+def test_matrix_passes_the_shape_limits_to_each_run(tmp_path, monkeypatch):
+    from topkspec.fuzz import run as fuzz_run
+
+    seen = []
+    real = fuzz_run.run_fuzz
+
+    def watching(config):
+        seen.append((config.target, config.max_axis_size, config.max_elements))
+        return real(config)
+
+    monkeypatch.setattr(fuzz_run, "run_fuzz", watching)
+    code = main(["matrix", "--targets", "reference", "--max-examples", "5", "--max-axis-size", "8192",
+                 "--max-elements", "16384", "--out", str(tmp_path / "matrix.md"),
+                 "--report-dir", str(tmp_path / "reports"), "--quiet"])
+    assert code in (0, 3), code
+    assert seen == [("reference", 8192, 16384)], seen

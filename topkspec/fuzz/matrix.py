@@ -93,7 +93,8 @@ def run_matrix(names, *, max_examples: int = 200, seed=None, profile=None, repor
             get_target(name).close()  # bad names fail before any run starts
         results = _run_each(names, max_examples=max_examples, seed=seed, profile=profile, report_dir=report_dir,
                             isolate=isolate, timeout=timeout, progress=progress, known=known,
-                            report_known=report_known, documents_only=documents_only)
+                            report_known=report_known, documents_only=documents_only,
+                            max_axis_size=max_axis_size, max_elements=max_elements)
     finally:
         remove_if_empty(made)
     codes = {r.exit_code for r in results.values() if not isinstance(r, str)}
@@ -102,7 +103,7 @@ def run_matrix(names, *, max_examples: int = 200, seed=None, profile=None, repor
 
 
 def _run_each(names, *, max_examples, seed, profile, report_dir, isolate, timeout, progress, known, report_known,
-              documents_only) -> dict:
+              documents_only, max_axis_size=None, max_elements=None) -> dict:
     """{name: RunResult, or why it could not run} for each target in turn (the matrix so far on Ctrl-C)."""
     from topkspec.fuzz.config import RunConfig, RunError
     from topkspec.targets.isolation import TargetCrashed, TargetHung
