@@ -3,7 +3,7 @@ Wine, through topk_ort_worker.exe, and the three layers side by side (DirectML.d
 CPU provider of the same onnxruntime.dll).
 
 These tests need `topkspec directml setup`. Without it they are skipped with the exact reason;
-with TOPKSPEC_REQUIRE_DIRECTML=1 (CI sets it) they fail instead."""
+where CI requires the target (TOPKSPEC_REQUIRE_TARGETS) they fail instead."""
 import collections
 import os
 import re
