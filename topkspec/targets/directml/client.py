@@ -386,3 +386,4 @@ def kill_on_exit(worker: Worker) -> None:
 
 __all__ = ["Worker", "WorkerStartError", "TargetCrashed", "TargetHung", "worker_command", "worker_environment",
            "START_TIMEOUT", "COMPILE_TIMEOUT"]
+

@@ -9,7 +9,8 @@ as for the `directml` target: a crash or a hang ends it and the next call starts
 """
 from __future__ import annotations
 
-from topkspec.targets.directml.client import WorkerStartError, kill_on_exit
+from topkspec.targets.directml.client import WorkerStartError
+from topkspec.targets.directml.worker_owner import WineWorkerOwner
 from topkspec.targets.directml.ep_worker import PROVIDERS, OrtWorker, WorkerSession, ep_stack
 from topkspec.targets.isolation import DEFAULT_TIMEOUT, TargetCrashed, TargetHung
 from topkspec.targets.ort import OnnxRuntimeTarget
@@ -17,7 +18,7 @@ from topkspec.targets.ort import OnnxRuntimeTarget
 NEEDS = "topkspec directml setup (Wine, lavapipe and the Windows onnxruntime.dll with the DirectML EP)"
 
 
-class WineOrtTarget(OnnxRuntimeTarget):
+class WineOrtTarget(WineWorkerOwner, OnnxRuntimeTarget):
     isolates_itself = True  # the worker process is the isolation (see the module text)
     repro_kind = "onnxruntime-wine"  # repro.py in onnxruntime's API; the stack names Wine (below)
 
@@ -26,28 +27,12 @@ class WineOrtTarget(OnnxRuntimeTarget):
                          PROVIDERS[provider], NEEDS, native_profile="dml:5.0" if provider == "dml" else None)
         self.worker_provider = provider
         self.timeout = timeout
-        self._stack = None
-        self._worker: OrtWorker | None = None
 
-    @property
-    def stack(self):
-        if self._stack is None:
-            self._stack = ep_stack()
-        return self._stack
+    def _find_stack(self):
+        return ep_stack()
 
-    def set_timeout(self, timeout: float) -> None:
-        self.timeout = timeout
-        if self._worker is not None:
-            self._worker.timeout = timeout
-
-    def _worker_started(self) -> OrtWorker:
-        if self._worker is None:
-            if self.stack.missing:
-                raise RuntimeError("; ".join(self.stack.missing))
-            self._worker = OrtWorker(self.stack, provider=self.worker_provider, timeout=self.timeout)
-            kill_on_exit(self._worker)
-        self._worker.start()
-        return self._worker
+    def _new_worker(self) -> OrtWorker:
+        return OrtWorker(self.stack, provider=self.worker_provider, timeout=self.timeout)
 
     @property
     def info(self) -> dict:

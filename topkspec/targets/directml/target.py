@@ -23,7 +23,8 @@ import numpy as np
 from topkspec.targets.isolation import DEFAULT_TIMEOUT, TargetCrashed, TargetHung
 from topkspec.targets.base import Rejected, Target
 from topkspec.targets.directml import protocol
-from topkspec.targets.directml.client import Worker, WorkerStartError, kill_on_exit
+from topkspec.targets.directml.client import Worker, WorkerStartError
+from topkspec.targets.directml.worker_owner import WineWorkerOwner
 from topkspec.targets.directml.environment import current_stack
 from topkspec.targets.directml import repro_writer  # registers the writer of its bug reports
 
@@ -45,7 +46,7 @@ def level_name(level: int) -> str:
     return f"{level >> 12}_{(level >> 8) & 0xF}"
 
 
-class DirectMLTarget(Target):
+class DirectMLTarget(WineWorkerOwner, Target):
     name = "directml"
     native = True
     validates = True
@@ -58,8 +59,6 @@ class DirectMLTarget(Target):
     def __init__(self, *, adapter: str | None = None, timeout: float = DEFAULT_TIMEOUT):
         self.adapter = adapter or os.environ.get("TOPKSPEC_DIRECTML_ADAPTER") or "auto"
         self.timeout = timeout
-        self._stack = None
-        self._worker: Worker | None = None
         self._start_error: str | None = None
         self._restarts = 0
         #: executions, how many compiled a new operator, and the worker's own time in each step
@@ -67,26 +66,11 @@ class DirectMLTarget(Target):
 
     # -- the stack and the device ---------------------------------------------------------
 
-    @property
-    def stack(self):
-        if self._stack is None:
-            self._stack = current_stack()
-        return self._stack
+    def _find_stack(self):
+        return current_stack()
 
-    def set_timeout(self, timeout: float) -> None:
-        """The time a call may take before it counts as a hang (the runner's --timeout)."""
-        self.timeout = timeout
-        if self._worker is not None:
-            self._worker.timeout = timeout
-
-    def _worker_started(self) -> Worker:
-        if self._worker is None:
-            if self.stack.missing:
-                raise RuntimeError("; ".join(self.stack.missing))
-            self._worker = Worker(self.stack, adapter=self.adapter, timeout=self.timeout)
-            kill_on_exit(self._worker)
-        self._worker.start()
-        return self._worker
+    def _new_worker(self) -> Worker:
+        return Worker(self.stack, adapter=self.adapter, timeout=self.timeout)
 
     @property
     def device(self) -> dict:
