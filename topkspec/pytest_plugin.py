@@ -191,9 +191,9 @@ class TopKSession:
                          computes=self.target.computes)
 
     def _plan(self) -> dict:
-        """{group: (strategy, example, ctx)}, built when the session starts: outside any test,
-        since building a group wraps its example in @given."""
-        from topkspec.fuzz import group_test, plan_groups
+        """{group: (strategy, example, ctx)}: the example draws nothing, so the session may be
+        built inside a test (the HypoFuzz form builds it in its first)."""
+        from topkspec.fuzz import group_example, plan_groups
         from topkspec.fuzz.config import shape_limits
         from topkspec.suite import group_budgets
 
@@ -203,8 +203,8 @@ class TopKSession:
         for group, (strategy, body) in plan_groups(self.target, self.profile, strict_doc=self.strict_doc,
                                                    **shapes).items():
             self.result.budgets[group] = budgets[group]
-            test, ctx = group_test(self.target, self.result, group, strategy, body, strict_doc=self.strict_doc)
-            groups[group] = (strategy, test.hypothesis.inner_test, ctx)
+            example, ctx = group_example(self.target, self.result, group, body, strict_doc=self.strict_doc)
+            groups[group] = (strategy, example, ctx)
         return groups
 
     def too_little(self, group: str) -> str | None:

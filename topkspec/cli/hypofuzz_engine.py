@@ -70,7 +70,7 @@ def command_line(workers: int, database: str) -> list[str]:
 class TestRecord:
     """What HypoFuzz saved for one test: examples reported and failures (shrunk ones first)."""
 
-    nodeid: str
+    nodeid: str | None  # None: no report or failure saved yet
     examples: int = 0
     seconds: float = 0.0  # the test's time, summed over processes
     failures: list = field(default_factory=list)  # (shrunk, message, input, reproduce decorator)
@@ -99,7 +99,7 @@ def read_campaign(database) -> list[TestRecord]:
         for report in db.reports.fetch(key):
             if report.worker_uuid not in latest or report.elapsed_time > latest[report.worker_uuid].elapsed_time:
                 latest[report.worker_uuid] = report
-        record = TestRecord(nodeid=next(iter(latest.values())).nodeid if latest else key.hex()[:12],
+        record = TestRecord(nodeid=next(iter(latest.values())).nodeid if latest else None,
                             examples=sum(sum(r.status_counts.values()) for r in latest.values()),
                             seconds=sum(r.elapsed_time for r in latest.values()))
         for state in (FailureState.SHRUNK, FailureState.UNSHRUNK):
@@ -133,7 +133,10 @@ def any_failure(database) -> tuple[bool, bool]:
 
 def format_campaign(records, *, workers: int, seconds: float, first_failure_s: float | None) -> str:
     lines = [f"HypoFuzz campaign: {workers} process{'es' if workers > 1 else ''}, {seconds:.1f} s"]
+    unnamed = [record for record in records if record.nodeid is None]
     for record in records:
+        if record.nodeid is None:
+            continue
         rate = f", {record.examples / record.seconds:.0f}/s" if record.seconds else ""
         state = ("could not run: " + record.fatal if record.fatal else "skipped: " + record.skipped
                  if record.skipped else "FAILED" if record.failures else "held" if record.examples
@@ -144,6 +147,8 @@ def format_campaign(records, *, workers: int, seconds: float, first_failure_s: f
             lines.append(f"    ({'shrunk' if shrunk else 'not yet shrunk'}) " + shown.replace("\n", "\n    "))
             if decorator:
                 lines.append(f"    to replay it: {decorator} on that test")
+    if unnamed:
+        lines.append(f"  and {len(unnamed)} test{'s' if len(unnamed) > 1 else ''} started with no report saved yet")
     if first_failure_s is not None:
         lines.append(f"first failure saved {first_failure_s:.1f} s after the start")
     return "\n".join(lines)
