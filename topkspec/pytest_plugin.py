@@ -11,6 +11,8 @@ with --topk-report-dir, the folder its bug report went to.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pytest
 
 
@@ -121,50 +123,77 @@ def _check_options(config) -> None:
         raise pytest.UsageError(f"topkspec: {message}") from None
 
 
+@dataclass(frozen=True)
+class SuiteOptions:
+    """What a suite session runs: from the --topk-* options (SuiteOptions.of), or from the
+    environment for the HypoFuzz form (topkspec.hypofuzz_suite)."""
+
+    target: str = "onnxruntime"
+    spec: str | None = None  # None: the target's own profile
+    timeout: float | None = None  # None: the isolation's default
+    report_dir: str | None = None
+    strict_doc: bool = False
+    known: str | None = None  # a file; "": the target's shipped list; None: none
+    report_known: bool = False
+    documents_only: bool = False
+    max_axis_size: int | None = None
+    max_elements: int | None = None
+
+    @classmethod
+    def of(cls, config) -> "SuiteOptions":
+        """The options of a pytest run."""
+        return cls(target=config.getoption("--topk-target") or "onnxruntime",
+                   spec=config.getoption("--topk-spec"), timeout=config.getoption("--topk-timeout"),
+                   report_dir=config.getoption("--topk-report-dir"),
+                   strict_doc=config.getoption("--topk-strict-doc"), known=config.getoption("--topk-known"),
+                   report_known=config.getoption("--topk-report-known"),
+                   documents_only=config.getoption("--topk-documents-only"),
+                   max_axis_size=config.getoption("--topk-max-axis-size"),
+                   max_elements=config.getoption("--topk-max-elements"))
+
+
 class TopKSession:
     """The configured target, profile and report folder, shared by the suite's tests."""
 
-    def __init__(self, config):
+    def __init__(self, options: SuiteOptions):
         from topkspec import spec
         from topkspec.targets.isolation import DEFAULT_TIMEOUT
         from topkspec.fuzz import resolve_target
 
-        self.target_spec = config.getoption("--topk-target") or "onnxruntime"
-        self.timeout = config.getoption("--topk-timeout") or DEFAULT_TIMEOUT
-        self.report_dir = config.getoption("--topk-report-dir")
-        self.strict_doc = config.getoption("--topk-strict-doc")
-        self.shapes = {"max_axis_size": config.getoption("--topk-max-axis-size"),
-                       "max_elements": config.getoption("--topk-max-elements")}
+        self.target_spec = options.target
+        self.timeout = options.timeout or DEFAULT_TIMEOUT
+        self.report_dir = options.report_dir
+        self.strict_doc = options.strict_doc
+        self.shapes = {"max_axis_size": options.max_axis_size, "max_elements": options.max_elements}
         self.target = resolve_target(self.target_spec, isolate=None, timeout=self.timeout)
         try:  # a worker that does not start says so at its first use, here
-            self.profile = spec.parse_profile(config.getoption("--topk-spec") or self.target.default_profile).name
-            self.result = self._result(config)  # the whole session's, shared by its groups as in a fuzz run
+            self.profile = spec.parse_profile(options.spec or self.target.default_profile).name
+            self.result = self._result(options)  # the whole session's, shared by its groups as in a fuzz run
             self.groups = self._plan()  # group -> (strategy, example, ctx) for the groups that apply
         except BaseException:
             self.target.close()
             raise
         self.reported: dict = {}  # failure key -> report folder
 
-    def _result(self, config):
+    def _result(self, options: SuiteOptions):
         from hypothesis import settings
 
         from topkspec.fuzz import RunResult
 
-        known = config.getoption("--topk-known")
+        known = options.known
         if known is not None:
             from topkspec.known import load_known
             known = load_known(known or None, self.target.name)
         return RunResult(target=self.target.name, version=self.target.version(), profile=self.profile,
                          settings=None, seed=None, max_examples=settings.default.max_examples,
                          strict_doc=self.strict_doc, known=known,
-                         report_known=config.getoption("--topk-report-known"),
-                         documents_only=config.getoption("--topk-documents-only"),
+                         report_known=options.report_known, documents_only=options.documents_only,
                          computes=self.target.computes)
 
     def _plan(self) -> dict:
-        """{group: (strategy, example, ctx)}, built when the session starts: outside any test,
-        since building a group wraps its example in @given."""
-        from topkspec.fuzz import group_test, plan_groups
+        """{group: (strategy, example, ctx)}: the example draws nothing, so the session may be
+        built inside a test (the HypoFuzz form builds it in its first)."""
+        from topkspec.fuzz import group_example, plan_groups
         from topkspec.fuzz.config import shape_limits
         from topkspec.suite import group_budgets
 
@@ -174,8 +203,8 @@ class TopKSession:
         for group, (strategy, body) in plan_groups(self.target, self.profile, strict_doc=self.strict_doc,
                                                    **shapes).items():
             self.result.budgets[group] = budgets[group]
-            test, ctx = group_test(self.target, self.result, group, strategy, body, strict_doc=self.strict_doc)
-            groups[group] = (strategy, test.hypothesis.inner_test, ctx)
+            example, ctx = group_example(self.target, self.result, group, body, strict_doc=self.strict_doc)
+            groups[group] = (strategy, example, ctx)
         return groups
 
     def too_little(self, group: str) -> str | None:
@@ -276,7 +305,7 @@ def topk_session(request):
     from topkspec.targets.isolation import TargetCrashed, TargetHung
 
     try:
-        session = TopKSession(request.config)
+        session = TopKSession(SuiteOptions.of(request.config))
     except (ValueError, TargetCrashed, TargetHung) as exc:  # bad usage, or a target that cannot start
         raise pytest.UsageError(f"topkspec: {exc}") from None
     request.config.stash[_SESSION] = session

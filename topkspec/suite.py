@@ -26,11 +26,17 @@ def group_budgets() -> dict:
     return split_budget(settings.default.max_examples, GROUPS)
 
 
+def group_settings(group: str) -> settings:
+    """The Hypothesis settings of a group's test: its share of the budget, every distinct
+    failure reported, and no health check that slow targets or large inputs would trip."""
+    return settings(max_examples=group_budgets()[group], report_multiple_bugs=True,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                           HealthCheck.filter_too_much, HealthCheck.large_base_example])
+
+
 def _group_test(group: str):
     @pytest.mark.parametrize("group", [group])
-    @settings(max_examples=group_budgets()[group], report_multiple_bugs=True,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                     HealthCheck.filter_too_much, HealthCheck.large_base_example])
+    @group_settings(group)
     @given(data=st.data())
     def test_property_group(topk_session, group, data):
         topk_session.check(group, data)

@@ -110,6 +110,13 @@ def build_parser() -> argparse.ArgumentParser:
     fuzz.add_argument("--workers", type=_positive, default=None, metavar="N",
                       help="spread the campaign over N processes (pytest-xdist over the suite's property groups, "
                            "sharing the example database)")
+    fuzz.add_argument("--engine", choices=("hypothesis", "hypofuzz"), default="hypothesis",
+                      help="hypofuzz: run the campaign on HypoFuzz's processes for --seconds (needs "
+                           "pip install 'topkspec[hypofuzz]' in an environment of its own)")
+    fuzz.add_argument("--seconds", type=_seconds, default=None,
+                      help="--engine hypofuzz: how long the campaign runs (default 60)")
+    fuzz.add_argument("-x", "--exitfirst", action="store_true",
+                      help="--engine hypofuzz: stop once a failure is found and shrunk")
     fuzz.add_argument("--strict-doc", action="store_true",
                       help="apply the literal DirectML text: K must be less than the axis size (a target "
                            "must refuse K equal to it); by default a target may refuse or compute it")
@@ -167,6 +174,12 @@ def cmd_fuzz(args) -> int:
     from topkspec.fuzz.resolve import resolve_target
 
     check_target_names([args.target])
+    if args.engine == "hypofuzz":
+        from topkspec.cli.hypofuzz_engine import run
+
+        return run(args)
+    if args.seconds is not None or args.exitfirst:
+        raise UsageError("--seconds and --exitfirst are for --engine hypofuzz")
     if args.workers is not None:
         from topkspec.cli.parallel import run
 

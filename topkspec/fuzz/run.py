@@ -197,6 +197,14 @@ def group_test(target, result, group, strategy, body, *, progress=None, strict_d
     """(test, ctx): a Hypothesis test (not yet given settings) checking `group` against the
     target; after it fails, ctx.failures holds each failure, shrunk. With `ctrl_c` (a _CtrlC),
     an example after a Ctrl-C raises KeyboardInterrupt whatever swallowed the first one."""
+    example, ctx = group_example(target, result, group, body, progress=progress, strict_doc=strict_doc,
+                                 ctrl_c=ctrl_c)
+    return given(strategy)(example), ctx
+
+
+def group_example(target, result, group, body, *, progress=None, strict_doc=False, ctrl_c=None):
+    """(example, ctx): the function that checks one drawn example of `group` (group_test's
+    test before @given), for a test that draws the example itself."""
     ctx = GroupContext(target, result, group, strict_doc=strict_doc)
 
     def run_example(data):
@@ -233,7 +241,7 @@ def group_test(target, result, group, strategy, body, *, progress=None, strict_d
     def example(data):
         run_example(data)
 
-    return given(strategy)(example), ctx
+    return example, ctx
 
 
 def _example_case(ctx, group, data):
