@@ -1,5 +1,6 @@
 """The pytest plugin: options, Hypothesis profiles, the topk_target fixture and topkspec.suite."""
 import os
+import re
 
 import pytest
 
@@ -135,7 +136,7 @@ def test_long_axes_reach_the_suite(pytester):
     """--topk-max-axis-size: the suite draws axes longer than the default room, where a bug
     that only long axes show is found."""
     bug = os.path.join(REPO, "tests", "plugins", "long_axis_bug.py")
-    args = ("--topk-target", f"{bug}:reversed_above_2_16", "-k", "test_valid")
+    args = ("--topk-target", f"{bug}:reversed_above_8192", "-k", "test_valid")
     run_suite(pytester, *args, profile="wide").assert_outcomes(passed=1, deselected=4)
     long = run_suite(pytester, *args, "--topk-max-axis-size", str(1 << 17), profile="wide")
     long.assert_outcomes(failed=1, deselected=4)
@@ -171,14 +172,17 @@ def test_the_ci_profile_is_a_budget_per_run_as_in_the_command_line(pytester, tmp
 
 
 def test_the_plugin_reports_each_failure_of_a_group_and_prints_the_verdicts(pytester):
-    # ignores_direction breaks two rules in the valid group: both are shown, and the verdicts at
-    # the end say what the fuzz summary says.
-    result = run_suite(pytester, "--topk-target", f"{PLANTED}:ignores_direction")
+    # one_based_indices breaks several rules in the valid group, each on examples of its own
+    # (an index past the end, a value gathered from the next place): every one is shown, and
+    # the verdicts at the end say what the fuzz summary says.
+    result = run_suite(pytester, "--topk-target", f"{PLANTED}:one_based_indices", "-k", "valid and not invalid")
     text = result.stdout.str()
-    assert "[wrong result] out.values.select:" in text and "[wrong result] out.order:" in text, text[-4000:]
-    result.stdout.fnmatch_lines(["*topkspec verdicts: ignores_direction at dml:5.0*",
-                                 "out.shape*documents*holds (*",
-                                 "out.values.select*documents*broken (wrong result)*"])
+    reported = re.findall(r"^\[wrong result\] (\S+):", text, re.M)
+    assert {"out.values.gather", "out.indices.range_distinct"} <= set(reported), text[-4000:]
+    result.stdout.fnmatch_lines(["*topkspec verdicts: one_based_indices at dml:5.0*",
+                                 "out.shape*documents*holds (*"])
+    for rule in reported:
+        assert re.search(rf"^{re.escape(rule)} +\S.*broken[^\n]*\(wrong result\)", text, re.M), rule
 
 
 def test_a_known_deviation_passes_in_the_plugin_and_is_named(pytester, tmp_path):
