@@ -1,5 +1,6 @@
 """The portable DirectML bundle's parts that need no Wine: reading a trace, choosing the
 libraries, the run script's arguments, the stack a bundle gives the targets, the CLI's errors.
+The bundle commands of docs/directml.md are run by the end-to-end test below.
 
 Making a bundle traces a real run and compresses ~85 MiB (about 2 minutes here), so the one
 end-to-end test (build, then the clean-root check) runs only with TOPKSPEC_BUNDLE_E2E=1."""
