@@ -36,21 +36,35 @@ def worker_environment(stack: DirectMLStack, display: str | None = None) -> dict
     """The environment the worker runs in: under Wine, the prefix, the Vulkan driver and the display."""
     env = dict(os.environ)
     if stack.under_wine:
-        env.update(WINEPREFIX=str(prefix_dir()), WINEDEBUG="-all", WINEDLLOVERRIDES="mscoree,mshtml=",
-                   VKD3D_CONFIG="virtual_heaps", WINEARCH="win64")
+        env.update(WINEDEBUG="-all", WINEDLLOVERRIDES="mscoree,mshtml=", VKD3D_CONFIG="virtual_heaps", WINEARCH="win64")
+        if display:
+            env["DISPLAY"] = display
+        if stack.bundle is not None:  # the bundle's run script sets its prefix; the driver is the host's
+            return env
+        env["WINEPREFIX"] = str(prefix_dir())
         if stack.icd:
             env["VK_ICD_FILENAMES"] = stack.icd
         if stack.mesa_lib:
             env["LD_LIBRARY_PATH"] = stack.mesa_lib + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
-        if display:
-            env["DISPLAY"] = display
     return env
+
+
+def wine_command(stack: DirectMLStack) -> list[str]:
+    """What runs a Windows program under Wine: the installed Wine, or the bundle's run script."""
+    from topkspec.targets.directml.environment import wine_binary
+
+    if stack.bundle is not None:
+        return [str(stack.bundle / "run"), "wine"]
+    return [wine_binary() or "wine"]
+
+
+def xvfb_command(stack: DirectMLStack) -> list[str]:
+    """What starts the X server: the installed Xvfb, or the bundle's."""
+    return [str(stack.bundle / "run"), "xvfb"] if stack.bundle is not None else ["Xvfb"]
 
 
 def worker_command(stack: DirectMLStack, adapter: str = "auto", min_level: int = 0x1000) -> list[str]:
     """The command line that starts the worker."""
-    from topkspec.targets.directml.environment import wine_binary
-
     args = [str(stack.worker), "--dll", to_windows_path(stack.dll), "--adapter", adapter,
             "--min-level", hex(min_level)]
     if needs_lane_workaround(stack.dll_version):
@@ -58,7 +72,7 @@ def worker_command(stack: DirectMLStack, adapter: str = "auto", min_level: int =
     if stack.under_wine:  # newer vkd3d stubs EnumerateMetaCommands (E_NOTIMPL): answered as "none"
         args.append("--metacommand-workaround")
     if stack.under_wine:
-        return [wine_binary() or "wine"] + args
+        return wine_command(stack) + args
     return args
 
 
@@ -96,10 +110,11 @@ class Display:
     last process by seconds) to the display of the process that started it: a run that killed
     its own Xvfb would leave the next run, or a concurrent one, a session without a display
     (D3D12CreateDevice then fails with DXGI_ERROR_UNSUPPORTED). $TOPKSPEC_DIRECTML_DISPLAY
-    names another display instead."""
+    names another display instead. `command` starts the X server (Xvfb, or a bundle's)."""
 
-    def __init__(self):
+    def __init__(self, command: list[str] | None = None):
         self.name = None
+        self.command = command or ["Xvfb"]
 
     @staticmethod
     def record_path():
@@ -135,17 +150,17 @@ class Display:
             fcntl.flock(lock, fcntl.LOCK_EX)
             self.name = self.running()  # another run may have started it meanwhile
             if not self.name:
-                self.name = self._launch(path)
+                self.name = self._launch(path, self.command)
         return self.name
 
     @staticmethod
-    def _launch(path) -> str:
+    def _launch(path, command) -> str:
         import select
 
         read_end, write_end = os.pipe()
         try:
             process = subprocess.Popen(
-                ["Xvfb", "-displayfd", str(write_end), "-nolisten", "tcp", "-screen", "0", "640x480x24"],
+                [*command, "-displayfd", str(write_end), "-nolisten", "tcp", "-screen", "0", "640x480x24"],
                 pass_fds=(write_end,), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL, start_new_session=True)
         finally:
@@ -176,7 +191,7 @@ class Display:
 def run_replay(stack: DirectMLStack, folder: str, *, adapter: str = "auto", timeout: float = 600.0):
     """The worker in its own replay mode (`--replay DIR`): it reads the corpus's DirectML JSON
     cases itself and prints a verdict line for each and a summary. Returns (exit code, output)."""
-    display = Display().start() if stack.under_wine else None
+    display = Display(xvfb_command(stack)).start() if stack.under_wine else None
     command = worker_command(stack, adapter) + ["--replay", to_windows_path(os.path.abspath(folder))]
     done = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout,
                           env=worker_environment(stack, display))
@@ -195,7 +210,7 @@ class Worker:
         self.adapter = adapter
         self.timeout = timeout
         self.min_level = min_level
-        self.display = Display() if stack.under_wine else None
+        self.display = Display(xvfb_command(stack)) if stack.under_wine else None
         self.process = None
         self.info: dict | None = None  # the ready frame's JSON
         self.starts = 0  # processes started (a restart after each crash or hang)
@@ -207,6 +222,10 @@ class Worker:
     def command(self) -> list[str]:
         """The command line that starts this worker."""
         return worker_command(self.stack, self.adapter, self.min_level)
+
+    def environment(self, display: str | None) -> dict:
+        """The environment this worker runs in."""
+        return worker_environment(self.stack, display)
 
     # -- lifetime ---------------------------------------------------------------------------
 
@@ -228,7 +247,7 @@ class Worker:
             kwargs.update(start_new_session=True, preexec_fn=_die_with_parent)
         self.process = subprocess.Popen(self.command(),
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
-                                        env=worker_environment(self.stack, display), **kwargs)
+                                        env=self.environment(display), **kwargs)
         self.starts += 1
         self._executed = {}
         self._replies = queue.Queue()
@@ -385,5 +404,6 @@ def kill_on_exit(worker: Worker) -> None:
 
 
 __all__ = ["Worker", "WorkerStartError", "TargetCrashed", "TargetHung", "worker_command", "worker_environment",
+           "wine_command", "xvfb_command",
            "START_TIMEOUT", "COMPILE_TIMEOUT"]
 

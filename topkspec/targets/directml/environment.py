@@ -14,8 +14,14 @@ Everything `topkspec directml setup` makes lives in one cache folder:
       mesa/<version>/     Mesa's lavapipe unpacked from Debian's archive, with its ICD file (Linux)
       wheels/             the onnxruntime-directml wheels DirectML.dll was taken from
 
+      bundle/<id>/        a portable bundle unpacked by `setup --bundle FILE` (bundle.py)
+
+With a bundle ($TOPKSPEC_DIRECTML_BUNDLE, an unpacked bundle's folder, else the one setup
+unpacked), Wine, Xvfb, DirectML.dll and the workers are the bundle's, run through its `run`
+script, on the host's Vulkan driver; no Wine install is needed.
+
 Which DirectML.dll a run uses: $TOPKSPEC_DIRECTML_DLL (a path, or a version setup installed, such
-as 1.13.1), else the one setup chose last. $TOPKSPEC_DIRECTML_ADAPTER picks the adapter: `auto`
+as 1.13.1), else the bundle's, else the one setup chose last. $TOPKSPEC_DIRECTML_ADAPTER picks the adapter: `auto`
 (hardware first, then software, then WARP), `warp`, or part of an adapter's name.
 """
 from __future__ import annotations
@@ -239,6 +245,41 @@ def to_windows_path(path) -> str:
     return path if IS_WINDOWS else "Z:" + path.replace("/", "\\")
 
 
+# -- a portable bundle (bundle.py) ------------------------------------------------------------
+
+def bundle_dir() -> Path | None:
+    """The unpacked bundle a run uses: $TOPKSPEC_DIRECTML_BUNDLE, else the one setup unpacked."""
+    given = os.environ.get("TOPKSPEC_DIRECTML_BUNDLE")
+    if given:
+        return Path(given).resolve()
+    path = load_state().get("bundle")
+    return Path(path) if path else None
+
+
+def bundle_versions(folder: Path) -> dict:
+    """The bundle's versions.txt: {"directml", "wine", "vkd3d", "worker_source", ...}."""
+    try:
+        text = (folder / "versions.txt").read_text()
+    except OSError:
+        return {}
+    return dict(line.split(": ", 1) for line in text.splitlines() if ": " in line)
+
+
+def bundle_program(folder: Path, exe: str, source_key: str, program: str) -> tuple[Path | None, str]:
+    """(a worker the bundle carries, "") when it was built from this checkout's source, else
+    (None, why). `program` names the source in build.PROGRAMS."""
+    from topkspec.targets.directml.build import source_digest
+
+    path = next((p for p in (folder / "directml" / exe, folder / "ort" / exe) if p.is_file()), None)
+    if path is None:
+        return None, f"the bundle {folder} has no {exe}"
+    carried = bundle_versions(folder).get(source_key)
+    if carried != source_digest(program):
+        return None, (f"the bundle's {exe} was built from another {program}.c ({carried}; this checkout: "
+                      f"{source_digest(program)}): make the bundle again from this checkout")
+    return path, ""
+
+
 # -- everything together ----------------------------------------------------------------------
 
 @dataclass
@@ -257,16 +298,24 @@ class DirectMLStack:
     icd: str | None = None
     mesa_lib: str | None = None
     missing: list = field(default_factory=list)
+    bundle: Path | None = None  # an unpacked bundle the stack runs from (its Wine, Xvfb and workers)
 
     @property
     def under_wine(self) -> bool:
         return self.platform == "wine"
 
+    def layers(self) -> str:
+        """The layers beneath DirectML under Wine, in a few words."""
+        text = f"{self.wine or 'Wine ?'}, vkd3d {self.vkd3d or '?'}"
+        if self.bundle is not None:
+            return f"{text}, from the bundle {self.bundle}, on the host's Vulkan driver"
+        return f"{text}, Mesa {self.mesa or '?'}"
+
     def describe(self) -> str:
         """One line: DirectML version and, under Wine, the layers beneath it."""
         parts = [f"DirectML {self.dll_version or '?'}"]
         if self.under_wine:
-            parts.append(f"{self.wine or 'Wine ?'}, vkd3d {self.vkd3d or '?'}, Mesa {self.mesa or '?'} lavapipe")
+            parts.append(self.layers() + ("" if self.bundle is not None else " lavapipe"))
         else:
             parts.append("Windows")
         return "; ".join(parts)
@@ -275,7 +324,8 @@ class DirectMLStack:
         return {"platform": self.platform, "dll": str(self.dll) if self.dll else None,
                 "directml": self.dll_version, "directml_file_version": self.dll_file_version,
                 "dll_chosen_by": self.dll_chosen_by, "worker": str(self.worker) if self.worker else None,
-                "wine": self.wine, "vkd3d": self.vkd3d, "mesa": self.mesa, "missing": list(self.missing)}
+                "wine": self.wine, "vkd3d": self.vkd3d, "mesa": self.mesa, "missing": list(self.missing),
+                "bundle": str(self.bundle) if self.bundle else None}
 
 
 def platform_stack() -> DirectMLStack:
@@ -292,7 +342,14 @@ def platform_stack() -> DirectMLStack:
         return DirectMLStack(sys.platform, missing=[f"DirectML runs on Windows, or under Wine on Linux; not on {sys.platform}"])
     if machine not in ("x86_64", "amd64"):
         stack.missing.append(f"DirectML.dll is x86-64 code; this machine is {machine}")
-    if stack.under_wine:
+    bundle = bundle_dir() if stack.under_wine else None
+    if bundle is not None:
+        versions = bundle_versions(bundle)
+        stack.bundle, stack.wine, stack.vkd3d = bundle, versions.get("wine"), versions.get("vkd3d")
+        if not (bundle / "run").is_file() or not versions:
+            where = "TOPKSPEC_DIRECTML_BUNDLE" if os.environ.get("TOPKSPEC_DIRECTML_BUNDLE") else "setup --bundle"
+            stack.missing.append(f"{bundle} ({where}) is not an unpacked DirectML bundle (no run, no versions.txt)")
+    elif stack.under_wine:
         stack.wine = wine_version()
         if stack.wine is None:
             stack.missing.insert(0, "Wine not found (Debian/Ubuntu: apt-get install wine wine64 libwine): "
@@ -316,10 +373,14 @@ def platform_stack() -> DirectMLStack:
 
 def ort_dll() -> Path | None:
     """The Windows onnxruntime.dll with the DirectML EP that setup installed: $TOPKSPEC_ORT_DLL
-    (a path) or the one in the cache."""
+    (a path), the bundle's, or the one in the cache."""
     given = os.environ.get("TOPKSPEC_ORT_DLL")
     if given:
         return Path(given).resolve() if os.path.isfile(given) else None
+    bundle = bundle_dir() if not IS_WINDOWS else None
+    if bundle is not None:
+        return next((p for p in (bundle / "directml" / "onnxruntime.dll", bundle / "ort" / "onnxruntime.dll")
+                     if p.is_file()), None)
     path = (load_state().get("ort") or {}).get("dll")
     return Path(path) if path and os.path.isfile(path) else None
 
@@ -329,7 +390,10 @@ def current_stack() -> DirectMLStack:
     stack = platform_stack()
     if stack.platform not in ("windows", "wine"):
         return stack
-    dll, how = chosen_dll()
+    if stack.bundle is not None and not os.environ.get("TOPKSPEC_DIRECTML_DLL"):
+        dll, how = stack.bundle / "directml" / "DirectML.dll", f"the bundle {stack.bundle}"
+    else:
+        dll, how = chosen_dll()
     if dll is None:
         stack.missing.append(how)
     else:
@@ -338,6 +402,12 @@ def current_stack() -> DirectMLStack:
         stack.dll_version = short_version(stack.dll_file_version)
     from topkspec.targets.directml.build import built_worker, missing_worker
 
+    if stack.bundle is not None:
+        stack.worker, why = bundle_program(stack.bundle, WORKER_EXE, "worker_source", "worker")
+        stack.worker = stack.worker or built_worker()
+        if stack.worker is None:
+            stack.missing.append(why)
+        return stack
     stack.worker = built_worker()
     if stack.worker is None:
         stack.missing.append(missing_worker())

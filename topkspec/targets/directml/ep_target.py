@@ -63,7 +63,7 @@ class WineOrtTarget(WineWorkerOwner, OnnxRuntimeTarget):
         if self.worker_provider == "dml":
             text += f", DirectML {stack.dll_version or '?'}"
         if stack.under_wine:
-            text += f"; under {stack.wine or 'Wine ?'}, vkd3d {stack.vkd3d or '?'}, Mesa {stack.mesa or '?'} lavapipe"
+            text += f"; under {stack.layers()}" + ("" if stack.bundle is not None else " lavapipe")
         return text
 
     def report_stack(self) -> dict:

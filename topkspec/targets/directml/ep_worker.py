@@ -15,10 +15,9 @@ import numpy as np
 
 from topkspec.spec import dtypes
 from topkspec.targets.directml import ort_protocol, protocol
-from topkspec.targets.directml.client import COMPILE_TIMEOUT, Worker
+from topkspec.targets.directml.client import COMPILE_TIMEOUT, Worker, wine_command
 from topkspec.targets.directml.build import built_worker, missing_worker
-from topkspec.targets.directml.environment import (DirectMLStack, ort_dll, platform_stack, to_windows_path,
-                                                   wine_binary)
+from topkspec.targets.directml.environment import DirectMLStack, ort_dll, platform_stack, to_windows_path
 
 PROVIDERS = {"dml": "DmlExecutionProvider", "cpu": "CPUExecutionProvider"}
 OUTPUTS = ("Values", "Indices")  # onnx_builder's output names
@@ -39,7 +38,9 @@ def ep_stack() -> EpStack:
     if stack.platform not in ("windows", "wine"):
         return stack
     stack.ort_dll = ort_dll()
-    if stack.ort_dll is None:
+    if stack.ort_dll is None and stack.bundle is not None:
+        stack.missing.append(f"the bundle {stack.bundle} has no onnxruntime.dll (it was made without --with-ep)")
+    elif stack.ort_dll is None:
         stack.missing.append("the Windows onnxruntime.dll with the DirectML execution provider is not installed: "
                              "run `topkspec directml setup`")
     else:
@@ -49,6 +50,14 @@ def ep_stack() -> EpStack:
         stack.dll_file_version = pe_file_version(stack.dll)
         stack.dll_version = short_version(stack.dll_file_version)
         stack.dll_chosen_by = "beside onnxruntime.dll"
+    if stack.bundle is not None and stack.ort_dll is not None:
+        from topkspec.targets.directml.environment import bundle_program
+
+        carried, why = bundle_program(stack.bundle, "topk_ort_worker.exe", "ort_worker_source", "ort_worker")
+        stack.worker = carried or built_worker("ort_worker")
+        if stack.worker is None:
+            stack.missing.append(why)
+        return stack
     stack.worker = built_worker("ort_worker")
     if stack.worker is None:
         stack.missing.append(missing_worker("ort_worker"))
@@ -66,7 +75,7 @@ class OrtWorker(Worker):
 
     def command(self) -> list[str]:
         args = [str(self.stack.worker), "--ort", to_windows_path(self.stack.ort_dll), "--provider", self.provider]
-        return [wine_binary() or "wine"] + args if self.stack.under_wine else args
+        return wine_command(self.stack) + args if self.stack.under_wine else args
 
     def load(self, model: bytes) -> int:
         """A session id for the model in this process; raises OnnxRuntimeError."""

@@ -31,14 +31,15 @@ def _target(target):
 
 
 def fill(target, case, _spec=None) -> dict:
-    from topkspec.targets.directml.client import Display, worker_command, worker_environment
+    from topkspec.targets.directml.client import Display, worker_command, worker_environment, xvfb_command
 
     target = _target(target)
     lowered = target.lowered(case)
     stack = target.stack
     worker = {"command": worker_command(stack, target.adapter),
               "env": {k: v for k, v in worker_environment(stack).items() if k in WORKER_ENV},
-              "display": stack.under_wine, "display_record": str(Display.record_path())}
+              "display": stack.under_wine, "display_record": str(Display.record_path()),
+              "xvfb": xvfb_command(stack)}
     widen = case.family != "dml"
     largest = lowered.largest if lowered.op == "TOP_K1" else True
     return {"summary": target.version(), "worker": json.dumps(worker, indent=1),

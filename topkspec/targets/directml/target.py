@@ -117,7 +117,7 @@ class DirectMLTarget(WineWorkerOwner, Target):
             if info.get("feature_level"):
                 text += f" (feature level {level_name(info['feature_level'])})"
         if stack.under_wine:
-            text += f"; under {stack.wine or 'Wine ?'}, vkd3d {stack.vkd3d or '?'}, Mesa {stack.mesa or '?'}"
+            text += f"; under {stack.layers()}"
         return text
 
     @property

@@ -1288,6 +1288,9 @@ int main(int argc, char **argv) {
             printf("no device: %s failed (0x%08lx)\n", failed, (unsigned long)(uint32_t)hr);
             return 2;
         }
+        /* Which device answered: on a machine with several Vulkan drivers, the verdicts are its. */
+        printf("device: %s (vendor 0x%04x, device 0x%04x%s), feature level %u_%u\n", chosen.adapter, chosen.vendor,
+               chosen.device_id, chosen.software ? ", software" : "", level >> 12, (level >> 8) & 0xF);
         return replay_folder(replay_dir, level);
     }
     if (!reply(hr, STAGE_DEVICE, &info)) return 2;
