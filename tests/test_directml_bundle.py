@@ -87,7 +87,7 @@ def test_a_planted_glibc_dependency_is_never_carried(tmp_path):
 
 
 def test_a_findings_expectation_names_the_input_and_the_top_non_nan_values():
-    from topkspec.targets.directml.bundle import finding_expectation
+    from topkspec.cli.bundle_cases import finding_expectation
 
     case = json.loads((REPOSITORY / "findings/directml-nan-hides-larger-values/case.json").read_text())
     text = finding_expectation(case)

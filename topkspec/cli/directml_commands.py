@@ -102,13 +102,14 @@ def run(args) -> int:
 
 def _bundle(args) -> int:
     from topkspec.errors import UsageError
+    from topkspec.cli.bundle_cases import write_cases
     from topkspec.targets.directml.bundle import BundleError, build
     from topkspec.targets.directml.bundle_trace import TraceError
 
     if not args.file.endswith((".tar.xz", ".txz")):
         raise UsageError(f"{args.file}: the bundle is a .tar.xz file (name it so)")
     try:
-        summary = build(args.file, with_ep=args.with_ep, keep=args.keep,
+        summary = build(args.file, write_cases, with_ep=args.with_ep, keep=args.keep,
                         log=lambda line: print(f"topkspec directml bundle: {line}", flush=True))
     except (BundleError, TraceError) as exc:
         raise UsageError(str(exc)) from None

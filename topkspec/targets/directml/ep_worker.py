@@ -51,7 +51,7 @@ def ep_stack() -> EpStack:
         stack.dll_version = short_version(stack.dll_file_version)
         stack.dll_chosen_by = "beside onnxruntime.dll"
     if stack.bundle is not None and stack.ort_dll is not None:
-        from topkspec.targets.directml.environment import bundle_program
+        from topkspec.targets.directml.bundle_stack import bundle_program
 
         carried, why = bundle_program(stack.bundle, "topk_ort_worker.exe", "ort_worker_source", "ort_worker")
         stack.worker = carried or built_worker("ort_worker")

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from topkspec.targets.directml import environment as env
 from topkspec.targets.directml import build
+from topkspec.targets.directml.bundle_install import forget_bundle, setup_from_bundle
 from topkspec.targets.directml.dll_install import step_dll, step_ort
 from topkspec.targets.directml.setup_shell import Log, SetupError, _run  # noqa: F401  (SetupError: the error of setup)
 
@@ -309,43 +310,13 @@ def _type_names():
 
 # -- all of it --------------------------------------------------------------------------------
 
-def step_bundle(log: Log, file: str) -> Path:
-    """Unpacks a portable bundle (`topkspec directml bundle`) into the cache and makes it the
-    stack the targets run on: its Wine, Xvfb, DirectML.dll and workers, the host's Vulkan driver."""
-    import tarfile
-
-    log.section(f"the bundle {file}")
-    try:
-        with tarfile.open(file, "r:*") as archive:
-            names = archive.getnames()
-            top = {name.split("/", 1)[0] for name in names}
-            if len(top) != 1 or f"{next(iter(top))}/run" not in names:
-                raise SetupError(f"{file} is not a topkspec DirectML bundle (one folder with a run script)")
-            unpacked = env.cache_dir() / "bundle" / "unpacking"
-            shutil.rmtree(unpacked, ignore_errors=True)
-            archive.extractall(unpacked, filter="data")
-    except (OSError, tarfile.TarError) as exc:
-        raise SetupError(f"cannot read {file}: {exc}") from None
-    inner = unpacked / next(iter(top))
-    bundle_id = (inner / "bundle-id").read_text().strip() if (inner / "bundle-id").is_file() else "unknown"
-    folder = env.cache_dir() / "bundle" / bundle_id
-    shutil.rmtree(folder, ignore_errors=True)
-    os.replace(inner, folder)
-    shutil.rmtree(unpacked, ignore_errors=True)
-    state = env.load_state()
-    state["bundle"] = str(folder)
-    env.save_state(state)
-    log(f"unpacked into {folder}; the targets run from it (TOPKSPEC_DIRECTML_BUNDLE=DIR names another)")
-    return folder
-
-
 def setup(*, dll: str | None = None, version: str | None = None, adapter: str | None = None,
           bundle: str | None = None, stream=None) -> int:
     """Runs every step for this platform; 0 when the target is available at the end, else 1."""
     log = Log(stream)
     log.stream.write(f"topkspec directml setup: cache {env.cache_dir()}\n")
     if bundle is not None:
-        return _setup_from_bundle(log, bundle, adapter)
+        return setup_from_bundle(log, bundle, adapter)
     updated: list = []
     previous = env.load_state().get("dll")
     installed = None
@@ -362,7 +333,7 @@ def setup(*, dll: str | None = None, version: str | None = None, adapter: str | 
         if not env.IS_WINDOWS:  # on Windows the onnxruntime-directml wheel itself is the EP target
             step_ort(log)
         step_worker(log, updated)
-        _forget_bundle()
+        forget_bundle()
         step_check(log, adapter)
         if not env.IS_WINDOWS:
             step_check_ep(log)
@@ -379,28 +350,4 @@ def setup(*, dll: str | None = None, version: str | None = None, adapter: str | 
     log.stream.write(f"topkspec directml setup: done in {time.monotonic() - log.started:.0f} s; "
                      f"`topkspec targets` lists directml (and off Windows onnxruntime-directml) "
                      f"as available\n")
-    return 0
-
-
-def _forget_bundle() -> None:
-    """A setup of the installed stack replaces a bundle setup chose before."""
-    state = env.load_state()
-    if state.pop("bundle", None):
-        env.save_state(state)
-
-
-def _setup_from_bundle(log: Log, file: str, adapter: str | None) -> int:
-    if not sys.platform.startswith("linux"):
-        log.stream.write("topkspec directml setup: failed: the bundle runs on Linux\n")
-        return 1
-    try:
-        folder = step_bundle(log, file)
-        step_check(log, adapter)
-        if any((folder / sub / "onnxruntime.dll").is_file() for sub in ("directml", "ort")):
-            step_check_ep(log)
-    except SetupError as exc:
-        log.stream.write(f"topkspec directml setup: failed: {exc}\n")
-        return 1
-    log.stream.write(f"topkspec directml setup: done in {time.monotonic() - log.started:.0f} s; the directml "
-                     f"target runs from the bundle\n")
     return 0
