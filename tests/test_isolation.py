@@ -91,6 +91,14 @@ class AsksPerType(Target):
         return f"asked {AsksPerType.asked} time(s)"
 
 
+class RefusesPerType(AsksPerType):
+    """supports() refuses (Rejected) with how often it was asked."""
+    name = "refuses-per-type"
+
+    def supports(self, case):
+        raise Rejected(super().supports(case))
+
+
 def _target(name, timeout=5.0):
     return IsolatedTarget(f"{HERE}:{name}", timeout=timeout)
 
@@ -271,6 +279,20 @@ def test_a_worker_is_asked_supports_once_per_value_of_the_targets_support_fields
         target.close()
     assert (first, again) == ("asked 1 time(s)", "asked 1 time(s)"), f"same type: expected one question, got {first!r}, {again!r}"
     assert other == "asked 2 time(s)", f"another type: expected a second question, got {other!r}"
+
+
+def test_a_worker_is_asked_supports_once_per_value_of_the_support_fields_when_it_refuses():
+    target = _target("RefusesPerType")
+    refusals = []
+    try:
+        for case in (CASE, CASE.with_(shape=(9,), k=3), CASE.with_(dtype="int32")):
+            with pytest.raises(Rejected) as refused:
+                target.supports(case)
+            refusals.append(str(refused.value))
+    finally:
+        target.close()
+    assert refusals == ["asked 1 time(s)", "asked 1 time(s)", "asked 2 time(s)"], (
+        f"a refusal answers for its type as a reason does: expected one question per type, got {refusals}")
 
 
 

@@ -295,3 +295,19 @@ def test_with_nan_each_result_is_judged_before_the_next_call():
         check_prefix(Case("onnx:11", "TopK", "float32", (3,), 0, 1, index_dtype="int64"), x, run)
     assert info.value.rules[0] == "out.indices.range_distinct", info.value.rules
     assert calls == [3], f"calls made: expected only K=3 before the violation, got {calls}"
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "int32", "uint8"])
+def test_has_nan_finds_a_nan_of_either_sign_anywhere(dtype):
+    from topkspec.properties.result import has_nan
+    from topkspec.spec import dtypes
+
+    dt = dtypes.numpy_dtype(dtype)
+    plain = np.array([[1, 0], [-0.0 if dt.kind not in "iu" else 2, 3]]).astype(dt)
+    assert not has_nan(plain) and not has_nan(plain[:0])
+    if dt.kind in "iu":
+        return
+    for sign in (1.0, -1.0):
+        held = plain.copy()
+        held[1, 0] = sign * np.nan
+        assert has_nan(held), f"{dtype}: a NaN of sign {sign} at [1, 0] was not found"

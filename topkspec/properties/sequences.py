@@ -10,7 +10,9 @@ from topkspec.spec.reference import take_rows
 def rows(case, arr) -> tuple[np.ndarray, tuple]:
     """`arr` with the case's axis moved last and the other axes flattened: (rows, outer shape).
     Row r is the sequence at `sequence_of(outer, r)`."""
-    moved = np.moveaxis(np.asarray(arr), case.norm_axis, -1)
+    arr = np.asarray(arr)
+    axis = case.norm_axis
+    moved = arr if axis == arr.ndim - 1 else np.moveaxis(arr, axis, -1)
     return moved.reshape(-1, moved.shape[-1]), moved.shape[:-1]
 
 

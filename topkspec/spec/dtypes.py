@@ -5,6 +5,8 @@ The canonical name of a type is its numpy name ("float32", "uint64", "bfloat16")
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 # DirectML DML_TENSOR_DATA_TYPE enum values (DirectML.h) by canonical name.
 DML_DATA_TYPE_VALUES = {
     "float32": 1,
@@ -111,7 +113,12 @@ def name_of(dtype) -> str:
     """Canonical name of a numpy dtype (or anything numpy.dtype accepts)."""
     import numpy as np
 
-    dt = np.dtype(dtype)
+    return _name_of_dtype(np.dtype(dtype))
+
+
+@lru_cache(maxsize=64)
+def _name_of_dtype(dt) -> str:
+    # every output of every call is named, so each dtype's name is worked out once
     if dt.name == "bfloat16":
         return "bfloat16"
     return canonical(dt.name)

@@ -17,16 +17,29 @@ import numpy as np
 
 
 def _sort_key(x: np.ndarray, largest: bool) -> np.ndarray:
-    """A key whose ascending stable sort gives the wanted order, without overflow."""
+    """A key whose ascending stable sort gives the wanted order, without overflow (`x` itself
+    when it is one: the sort does not change it)."""
     kind = x.dtype.kind
-    if kind == "u":
-        return ~x if largest else x  # bitwise not reverses unsigned order exactly
-    if kind == "i":
-        return ~x if largest else x  # ~x == -x - 1: reverses signed order, never overflows
-    # Floating types (float16, bfloat16, float32, float64): compare in a type that holds
-    # them exactly; float16 and bfloat16 widen to float32 without rounding.
-    wide = x.astype(np.float64 if x.dtype == np.float64 else np.float32)
-    return -wide if largest else wide
+    if kind in "ui":
+        # bitwise not reverses unsigned order exactly, and signed order too (~x == -x - 1,
+        # which never overflows)
+        return ~x if largest else x
+    # Floating types: compare in a type that holds them exactly; float16 and bfloat16 widen
+    # to float32 without rounding. Negation is exact, and keeps -0.0 tied with +0.0.
+    if x.dtype in (np.float32, np.float64):
+        return -x if largest else x
+    wide = x.astype(np.float32)
+    return np.negative(wide, out=wide) if largest else wide
+
+
+def _last_axis_first(ndim: int, axis: int) -> tuple:
+    """The transpose that moves `axis` to the end (np.moveaxis's, without its checks)."""
+    return tuple(a for a in range(ndim) if a != axis) + (axis,)
+
+
+def _has_nan(key: np.ndarray) -> bool:
+    """Whether a float key holds NaN: one reduction (a NaN makes the minimum NaN), no mask."""
+    return key.dtype.kind == "f" and key.size > 0 and bool(np.isnan(key.min()))
 
 
 def reference_topk(x, *, axis: int, k: int, largest: bool = True):
@@ -47,12 +60,12 @@ def reference_topk(x, *, axis: int, k: int, largest: bool = True):
     # Each sequence a row of a 2-D array: one flat gather picks the K values of every row
     # (numpy's take_along_axis builds an index per axis, several times slower on small inputs).
     last = axis == x.ndim - 1
-    moved = x if last else np.moveaxis(x, axis, -1)
+    moved = x if last else x.transpose(_last_axis_first(x.ndim, axis))
     flat = moved.reshape(-1, n)
     key = _sort_key(flat, largest)
-    nan = np.isnan(key) if key.dtype.kind == "f" else None  # the key keeps the input's NaNs
-    if nan is not None and nan.any():
+    if _has_nan(key):  # the key keeps the input's NaNs
         # Primary key: NaN first when largest, last otherwise; lexsort is stable.
+        nan = np.isnan(key)
         primary = ~nan if largest else nan
         order = np.lexsort((key, primary), axis=-1)[:, :k]
     else:
@@ -63,7 +76,9 @@ def reference_topk(x, *, axis: int, k: int, largest: bool = True):
     indices = indices.reshape(shape)
     if last:
         return values, indices
-    return np.moveaxis(values, -1, axis), np.moveaxis(indices, -1, axis)
+    back = list(range(x.ndim - 1))
+    back.insert(axis, x.ndim - 1)  # the last axis back to its place
+    return values.transpose(back), indices.transpose(back)
 
 
 def take_rows(arr: np.ndarray, order: np.ndarray) -> np.ndarray:

@@ -153,7 +153,7 @@ class IsolatedTarget(Target):
         self._conn = None
         self._about = None  # what the worker reported on starting
         self._starting = False  # a worker was started and has not reported yet
-        self._support_answers = {}  # supports() by the target's support_fields
+        self._support_answers = {}  # supports() by the target's support_fields: a reason, None or Rejected
         self._pending = None  # waits for the answer to the request sent last, until it is taken
         self._block = SharedBlock()  # kept across workers, closed with the target
         try:
@@ -324,8 +324,14 @@ class IsolatedTarget(Target):
             return self._call("supports", case)
         key = tuple(getattr(case, name) for name in fields)
         if key not in self._support_answers:
-            self._support_answers[key] = self._call("supports", case)
-        return self._support_answers[key]
+            try:
+                self._support_answers[key] = self._call("supports", case)
+            except Rejected as exc:  # a refusal is an answer too: a runtime with no kernel for a
+                self._support_answers[key] = exc  # type would otherwise be asked on every example
+        answer = self._support_answers[key]
+        if isinstance(answer, Rejected):
+            raise Rejected(str(answer))
+        return answer
 
     def run(self, case, x):
         return self._call("run", case, x)
