@@ -125,8 +125,12 @@ def test_every_property_has_a_bug_of_its_own_or_a_reason():
 
 @pytest.mark.parametrize("row", ONLY, ids=lambda row: f"{row.prop}-{row.bug}")
 def test_a_bug_only_its_property_catches(row):
+    # Such a draw can be rare (index_order_output: about 1 in 300, where no relation fires
+    # beside the order), and which draws come first moves with the code Hypothesis has seen
+    # (it draws constants from the modules loaded): search long enough to find it whatever came first.
     fn = row.fn()
-    drawn = find(row.strategy, lambda d: firing(fn, *d) - RESIDUAL == {row.prop}, settings=FIND_SETTINGS)
+    drawn = find(row.strategy, lambda d: firing(fn, *d) - RESIDUAL == {row.prop},
+                 settings=settings(FIND_SETTINGS, max_examples=3000))
     assert firing(fn, *drawn) - RESIDUAL == {row.prop}
 
 
