@@ -175,6 +175,7 @@ def test_a_folder_that_is_no_bundle_is_named_as_such(tmp_path, monkeypatch):
 @pytest.mark.parametrize("args, message", [
     (["bundle", "out.zip"], "out.zip: the bundle is a .tar.xz file (name it so)"),
     (["bundle-check", "nowhere.tar.xz"], "nowhere.tar.xz: no such bundle file"),
+    (["setup", "--bundle", "nowhere.tar.xz"], "nowhere.tar.xz: no such bundle file"),
 ])
 def test_bad_bundle_arguments_are_one_line_errors_with_exit_2(tmp_path, args, message):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(REPOSITORY), os.environ.get("PYTHONPATH")) if p))

@@ -76,8 +76,13 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     command = getattr(args, "directml_command", None)
     if command == "setup":
+        import os
+
+        from topkspec.errors import UsageError
         from topkspec.targets.directml.install import setup
 
+        if args.bundle is not None and not os.path.isfile(args.bundle):
+            raise UsageError(f"{args.bundle}: no such bundle file")
         return setup(dll=args.dll, version=args.version, adapter=args.adapter, bundle=args.bundle)
     if command == "bundle":
         return _bundle(args)
