@@ -13,7 +13,7 @@ import pytest
 from topkspec import hypofuzz_suite
 from topkspec.cli import build_parser, main
 from topkspec.cli.hypofuzz_engine import _message, command_line, environment
-from topkspec.pytest_plugin import SuiteOptions
+from topkspec.fuzz.suite_options import SuiteOptions
 from topkspec.suite import GROUPS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -28,16 +28,23 @@ def test_one_test_per_group_each_taking_only_its_data():
 
 
 def test_options_from_the_environment():
-    options = hypofuzz_suite.options_from({"TOPKSPEC_TARGET": "torch", "TOPKSPEC_SPEC": "onnx:11",
+    options = SuiteOptions.from_environment({"TOPKSPEC_TARGET": "torch", "TOPKSPEC_SPEC": "onnx:11",
                                            "TOPKSPEC_TIMEOUT": "2.5", "TOPKSPEC_KNOWN": "",
                                            "TOPKSPEC_STRICT_DOC": "1", "TOPKSPEC_MAX_AXIS_SIZE": "70000"})
     assert options == SuiteOptions(target="torch", spec="onnx:11", timeout=2.5, known="", strict_doc=True,
                                    max_axis_size=70000)
-    assert hypofuzz_suite.options_from({}) == SuiteOptions()
+    assert SuiteOptions.from_environment({}) == SuiteOptions()
     with pytest.raises(ValueError, match="TOPKSPEC_MAX_ELEMENTS must be a number"):
-        hypofuzz_suite.options_from({"TOPKSPEC_MAX_ELEMENTS": "many"})
+        SuiteOptions.from_environment({"TOPKSPEC_MAX_ELEMENTS": "many"})
     with pytest.raises(ValueError, match="TOPKSPEC_DOCUMENTS_ONLY must be 0 or 1"):
-        hypofuzz_suite.options_from({"TOPKSPEC_DOCUMENTS_ONLY": "yes"})
+        SuiteOptions.from_environment({"TOPKSPEC_DOCUMENTS_ONLY": "yes"})
+
+
+def test_the_environment_gives_the_options_back():
+    every = SuiteOptions(target="torch", spec="onnx:11", timeout=2.5, known="", strict_doc=True,
+                         documents_only=True, max_axis_size=70000, max_elements=1 << 20)
+    for options in (every, SuiteOptions(), SuiteOptions(known="k.toml")):
+        assert SuiteOptions.from_environment(options.environment()) == options
 
 
 def test_the_front_end_hands_every_option_to_the_environment():
@@ -45,7 +52,7 @@ def test_the_front_end_hands_every_option_to_the_environment():
         ["fuzz", "--engine", "hypofuzz", "--target", "reference", "--spec", "dml:3.1", "--known",
          "--documents-only", "--max-elements", "9000"])
     env = environment(args)
-    assert hypofuzz_suite.options_from(env) == SuiteOptions(
+    assert SuiteOptions.from_environment(env) == SuiteOptions(
         target="reference", spec="dml:3.1", timeout=args.timeout, known="", documents_only=True,
         max_elements=9000)
     # the database as one word: pytest would take an existing folder for a path to collect

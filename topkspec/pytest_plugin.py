@@ -11,9 +11,9 @@ with --topk-report-dir, the folder its bug report went to.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pytest
+
+from topkspec.fuzz.suite_options import SuiteOptions
 
 
 def pytest_addoption(parser):
@@ -123,33 +123,16 @@ def _check_options(config) -> None:
         raise pytest.UsageError(f"topkspec: {message}") from None
 
 
-@dataclass(frozen=True)
-class SuiteOptions:
-    """What a suite session runs: from the --topk-* options (SuiteOptions.of), or from the
-    environment for the HypoFuzz form (topkspec.hypofuzz_suite)."""
-
-    target: str = "onnxruntime"
-    spec: str | None = None  # None: the target's own profile
-    timeout: float | None = None  # None: the isolation's default
-    report_dir: str | None = None
-    strict_doc: bool = False
-    known: str | None = None  # a file; "": the target's shipped list; None: none
-    report_known: bool = False
-    documents_only: bool = False
-    max_axis_size: int | None = None
-    max_elements: int | None = None
-
-    @classmethod
-    def of(cls, config) -> "SuiteOptions":
-        """The options of a pytest run."""
-        return cls(target=config.getoption("--topk-target") or "onnxruntime",
-                   spec=config.getoption("--topk-spec"), timeout=config.getoption("--topk-timeout"),
-                   report_dir=config.getoption("--topk-report-dir"),
-                   strict_doc=config.getoption("--topk-strict-doc"), known=config.getoption("--topk-known"),
-                   report_known=config.getoption("--topk-report-known"),
-                   documents_only=config.getoption("--topk-documents-only"),
-                   max_axis_size=config.getoption("--topk-max-axis-size"),
-                   max_elements=config.getoption("--topk-max-elements"))
+def suite_options(config) -> SuiteOptions:
+    """The session's options, from the --topk-* options of a pytest run."""
+    return SuiteOptions(target=config.getoption("--topk-target") or "onnxruntime",
+                        spec=config.getoption("--topk-spec"), timeout=config.getoption("--topk-timeout"),
+                        report_dir=config.getoption("--topk-report-dir"),
+                        strict_doc=config.getoption("--topk-strict-doc"), known=config.getoption("--topk-known"),
+                        report_known=config.getoption("--topk-report-known"),
+                        documents_only=config.getoption("--topk-documents-only"),
+                        max_axis_size=config.getoption("--topk-max-axis-size"),
+                        max_elements=config.getoption("--topk-max-elements"))
 
 
 class TopKSession:
@@ -305,7 +288,7 @@ def topk_session(request):
     from topkspec.targets.isolation import TargetCrashed, TargetHung
 
     try:
-        session = TopKSession(SuiteOptions.of(request.config))
+        session = TopKSession(suite_options(request.config))
     except (ValueError, TargetCrashed, TargetHung) as exc:  # bad usage, or a target that cannot start
         raise pytest.UsageError(f"topkspec: {exc}") from None
     request.config.stash[_SESSION] = session

@@ -48,14 +48,12 @@ def check_usable(args) -> None:
 
 
 def environment(args) -> dict:
-    """The TOPKSPEC_* variables (topkspec.hypofuzz_suite.ENVIRONMENT) for `args`."""
-    env = {"TOPKSPEC_TARGET": args.target, "TOPKSPEC_TIMEOUT": str(args.timeout)}
-    values = {"TOPKSPEC_SPEC": args.profile, "TOPKSPEC_KNOWN": args.known,
-              "TOPKSPEC_MAX_AXIS_SIZE": args.max_axis_size, "TOPKSPEC_MAX_ELEMENTS": args.max_elements,
-              "TOPKSPEC_STRICT_DOC": "1" if args.strict_doc else None,
-              "TOPKSPEC_DOCUMENTS_ONLY": "1" if args.documents_only else None}
-    env.update({name: str(value) for name, value in values.items() if value is not None})
-    return env
+    """The TOPKSPEC_* variables that give the HypoFuzz form the run's options."""
+    from topkspec.fuzz.suite_options import SuiteOptions
+
+    return SuiteOptions(target=args.target, spec=args.profile, timeout=args.timeout, known=args.known,
+                        strict_doc=args.strict_doc, documents_only=args.documents_only,
+                        max_axis_size=args.max_axis_size, max_elements=args.max_elements).environment()
 
 
 def command_line(workers: int, database: str) -> list[str]:

@@ -37,9 +37,10 @@ def _last_axis_first(ndim: int, axis: int) -> tuple:
     return tuple(a for a in range(ndim) if a != axis) + (axis,)
 
 
-def _has_nan(key: np.ndarray) -> bool:
-    """Whether a float key holds NaN: one reduction (a NaN makes the minimum NaN), no mask."""
-    return key.dtype.kind == "f" and key.size > 0 and bool(np.isnan(key.min()))
+def float_has_nan(arr: np.ndarray) -> bool:
+    """Whether an array of a numpy float type holds NaN: one reduction (a NaN makes the
+    minimum NaN), no mask."""
+    return arr.dtype.kind == "f" and arr.size > 0 and bool(np.isnan(arr.min()))
 
 
 def reference_topk(x, *, axis: int, k: int, largest: bool = True):
@@ -63,7 +64,7 @@ def reference_topk(x, *, axis: int, k: int, largest: bool = True):
     moved = x if last else x.transpose(_last_axis_first(x.ndim, axis))
     flat = moved.reshape(-1, n)
     key = _sort_key(flat, largest)
-    if _has_nan(key):  # the key keeps the input's NaNs
+    if float_has_nan(key):  # the key keeps the input's NaNs
         # Primary key: NaN first when largest, last otherwise; lexsort is stable.
         nan = np.isnan(key)
         primary = ~nan if largest else nan

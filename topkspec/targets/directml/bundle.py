@@ -35,7 +35,8 @@ from pathlib import Path
 
 from topkspec.targets.directml import bundle_select as select
 from topkspec.targets.directml import bundle_trace as trace
-from topkspec.targets.directml.environment import HERE, current_stack, prefix_dir
+from topkspec.targets.directml.build import source_digest
+from topkspec.targets.directml.environment import HERE, current_stack, pe_file_version, prefix_dir
 
 XKB_DIR = "/usr/share/X11/xkb"
 
@@ -252,9 +253,9 @@ def _lay_out(root: Path, stack, ort, traces: Path, log) -> dict:
     os.chmod(root / "run", 0o755)
 
     versions = {"directml": stack.dll_file_version, "wine": stack.wine, "vkd3d": stack.vkd3d,
-                "worker_source": _digest("worker"), "made_on_mesa": stack.mesa}
+                "worker_source": source_digest("worker"), "made_on_mesa": stack.mesa}
     if ort is not None:
-        versions.update(onnxruntime=_ort_version(ort), ort_worker_source=_digest("ort_worker"))
+        versions.update(onnxruntime=pe_file_version(ort.ort_dll) or "?", ort_worker_source=source_digest("ort_worker"))
     (root / "versions.txt").write_text("".join(f"{k}: {v}\n" for k, v in versions.items()))
     (root / "README.txt").write_text(_readme())
     (root / "fonts.conf").write_text("<?xml version=\"1.0\"?>\n<fontconfig></fontconfig>\n")
@@ -295,18 +296,6 @@ def _driver_libraries(stack, wine_files: set[str]) -> set[str]:
 
 def _lines(path: Path) -> list[str]:
     return path.read_text(errors="replace").splitlines() if path.is_file() else []
-
-
-def _digest(program: str) -> str:
-    from topkspec.targets.directml.build import source_digest
-
-    return source_digest(program)
-
-
-def _ort_version(ort) -> str:
-    from topkspec.targets.directml.environment import pe_file_version
-
-    return pe_file_version(ort.ort_dll) or "?"
 
 
 def _glibc_needed(files) -> str:

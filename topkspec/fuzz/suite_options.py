@@ -1,0 +1,65 @@
+"""What a pytest-suite session runs (SuiteOptions): from the --topk-* options in the pytest
+plugin, or from TOPKSPEC_* variables in the suite's HypoFuzz form, which
+`topkspec fuzz --engine hypofuzz` sets with `environment()`. Standard library only: the
+plugin imports it whenever pytest starts."""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+
+@dataclass(frozen=True)
+class SuiteOptions:
+    target: str = "onnxruntime"
+    spec: str | None = None  # None: the target's own profile
+    timeout: float | None = None  # None: the isolation's default
+    report_dir: str | None = None
+    strict_doc: bool = False
+    known: str | None = None  # a file; "": the target's shipped list; None: none
+    report_known: bool = False
+    documents_only: bool = False
+    max_axis_size: int | None = None
+    max_elements: int | None = None
+
+    @classmethod
+    def from_environment(cls, environ) -> "SuiteOptions":
+        """The options ENVIRONMENT's variables in `environ` give; ValueError names a variable
+        that does not parse."""
+        options = {}
+        for variable, (option, kind, _what) in ENVIRONMENT.items():
+            if variable not in environ:
+                continue
+            text = environ[variable]
+            if kind is bool:
+                if text not in ("", "0", "1"):
+                    raise ValueError(f"{variable} must be 0 or 1, got {text!r}")
+                options[option] = text == "1"
+                continue
+            try:
+                options[option] = kind(text)
+            except ValueError:
+                raise ValueError(f"{variable} must be a number, got {text!r}") from None
+        return cls(**options)
+
+    def environment(self) -> dict:
+        """The ENVIRONMENT variables that give these options back (from_environment's inverse);
+        an option at its default is left out."""
+        defaults = {f.name: f.default for f in fields(self)}
+        env = {}
+        for variable, (option, kind, _what) in ENVIRONMENT.items():
+            value = getattr(self, option)
+            if value != defaults[option] or option == "target":
+                env[variable] = "1" if kind is bool else str(value)
+        return env
+
+
+# variable -> (option, its type, what it holds): what the HypoFuzz form can be given
+ENVIRONMENT = {
+    "TOPKSPEC_TARGET": ("target", str, "the target (default onnxruntime)"),
+    "TOPKSPEC_SPEC": ("spec", str, "the spec profile (default: the target's own)"),
+    "TOPKSPEC_TIMEOUT": ("timeout", float, "seconds a call may take before it counts as a hang"),
+    "TOPKSPEC_KNOWN": ("known", str, "a file of known deviations; empty: the target's shipped list"),
+    "TOPKSPEC_STRICT_DOC": ("strict_doc", bool, "1: the literal DirectML text (K less than the axis size)"),
+    "TOPKSPEC_DOCUMENTS_ONLY": ("documents_only", bool, "1: judge by the documents alone"),
+    "TOPKSPEC_MAX_AXIS_SIZE": ("max_axis_size", int, "the longest axis an input has"),
+    "TOPKSPEC_MAX_ELEMENTS": ("max_elements", int, "the most elements an input has"),
+}
