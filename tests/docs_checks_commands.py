@@ -257,8 +257,8 @@ def check_bench(block, runs, where):
     assert_code(done, 0, block.where)
     lines = [json.loads(line) for line in done.out.splitlines() if line.startswith("{")]
     by_target = {line.get("target"): line for line in lines if "target" in line}
-    fields = set(re.findall(r"`(of_floor|of_floor_runs|start_s)`", prose_before(block)))
-    assert fields, f"{block.where}: the page no longer explains of_floor, of_floor_runs and start_s"
+    fields = set(re.findall(r"`(of_floor|of_floor_runs|start_s|in_worker)`", prose_before(block)))
+    assert fields, f"{block.where}: the page no longer explains of_floor, of_floor_runs, start_s and in_worker"
     for name in names:
         assert name in by_target, f"{block.where}: no line for {name}\n{done}"
         assert fields <= set(by_target[name]), f"{block.where}: {name} lacks {fields - set(by_target[name])}"

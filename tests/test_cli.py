@@ -222,6 +222,18 @@ def test_bench_prints_json_lines_with_the_floor(capsys):
     assert lines[0]["examples_per_s"] > 0 and lines[0]["samples"] == 3, f"floor: one before and after each run: {lines[0]}"
     runs = lines[1]["of_floor_runs"]
     assert len(runs) == 2 and lines[1]["of_floor"] == runs[1] > 0, f"of_floor: the median of the runs' shares: {lines[1]}"
+    assert lines[1]["in_worker"] is False, f"the reference runs in this process: {lines[1]}"
+
+
+def test_bench_runs_a_native_target_in_a_worker_unless_told_not_to(capsys):
+    """--isolate never shows what the worker process costs: the same target, in this process."""
+    by_choice = {}
+    for choice in ("auto", "never"):
+        assert main(["bench", "--targets", "onnxruntime", "--max-examples", "20", "--repeat", "1",
+                     "--isolate", choice, "--quiet"]) == 0
+        lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+        by_choice[choice] = next(line for line in lines if line.get("target") == "onnxruntime")["in_worker"]
+    assert by_choice == {"auto": True, "never": False}, f"in_worker by --isolate: {by_choice}"
 
 
 def test_a_report_or_database_folder_that_cannot_be_written_is_bad_usage_before_the_run(capsys, tmp_path):
@@ -328,7 +340,7 @@ def test_each_bench_run_is_set_against_the_floor_around_it():
 
     def run(examples, seconds):
         return SimpleNamespace(total_examples=examples, seconds=seconds, start_seconds=0.5, profile="onnx:24",
-                               failures=[], timing={"group_s": seconds, "body_s": seconds / 2, "target_s": 0.1,
+                               failures=[], in_worker=False, timing={"group_s": seconds, "body_s": seconds / 2, "target_s": 0.1,
                                                     "checks_s": 0.1})
 
     # 300 examples in 1 s, the floor's 300 in 0.2 s before and 0.3 s after: 300/s against 1200/s

@@ -149,6 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="plain TopK functions with planted bugs (every public function of FILE, or "
                             "the NAMEs): time and examples to each one's first failure")
     bench.add_argument("--seeds", type=_positive, default=5, help="--bugs: seeds per bug (default 5)")
+    bench.add_argument("--isolate", choices=("auto", "always", "never"), default="auto",
+                       help="run the targets in a worker process: auto as fuzz does (native targets); "
+                            "never shows what isolation costs")
     bench.add_argument("--quiet", action="store_true", help="no progress lines")
     bench.add_argument("--number", type=_positive, default=20000, help="bench spec: validate calls per timing")
     bench.add_argument("--json", action="store_true", help="bench spec: the figures as JSON")
@@ -256,7 +259,8 @@ def cmd_bench(args) -> int:
     if args.bugs is not None:
         planted_bugs(args.bugs)  # a bad file or name stops here, before any run
     for line in run_bench(names, max_examples=args.max_examples, seed=args.seed, repeat=args.repeat,
-                          progress=None if args.quiet else sys.stderr, bugs=args.bugs, seeds=args.seeds):
+                          progress=None if args.quiet else sys.stderr, bugs=args.bugs, seeds=args.seeds,
+                          isolate=_isolate(args.isolate)):
         print(json.dumps(line), flush=True)
     return 0
 

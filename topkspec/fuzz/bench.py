@@ -50,14 +50,14 @@ def _floor_line(samples) -> dict:
             "examples_per_s": round(count / seconds, 1), "samples": len(samples)}
 
 
-def _target_once(name: str, max_examples: int, seed: int, progress):
-    """One fuzz run as a user's would go (ci settings, the target isolated as by default), but
-    without shrinking or reports: the search alone is timed."""
+def _target_once(name: str, max_examples: int, seed: int, progress, isolate: bool | None = None):
+    """One fuzz run as a user's would go (ci settings, the target isolated as by default, or as
+    `isolate` says), but without shrinking or reports: the search alone is timed."""
     from topkspec.fuzz.config import RunConfig
     from topkspec.fuzz.run import run_fuzz
 
     return run_fuzz(RunConfig(target=name, max_examples=max_examples, seed=seed, settings="ci",
-                              shrink=False, progress=progress))
+                              shrink=False, progress=progress, isolate=isolate))
 
 
 def _share_of_floor(run, before, after) -> float:
@@ -77,7 +77,7 @@ def _target_line(name: str, paired) -> dict:
             "generation_s": round(timing["group_s"] - timing["body_s"], 3),
             "target_s": round(timing["target_s"], 3), "checks_s": round(timing["checks_s"], 3),
             "seconds": round(result.seconds, 3), "start_s": round(result.start_seconds, 3),
-            "failures": len(result.failures),
+            "failures": len(result.failures), "in_worker": result.in_worker,
             "of_floor": round(share, 3), "of_floor_runs": sorted(round(pair[0], 3) for pair in paired)}
 
 
@@ -168,13 +168,15 @@ def coverage(profile: str, *, max_examples: int = 300, seed: int = 0, groups=Non
 
 
 def run_bench(names, *, max_examples: int = 300, seed: int = 0, repeat: int = 3, with_coverage: bool = True,
-              progress=None, bugs: str | None = None, seeds: int = 5):
+              progress=None, bugs: str | None = None, seeds: int = 5, isolate: bool | None = None):
     """JSON-ready lines: Hypothesis's floor first, then each target with its rate as a share of
     the floor's, then the coverage of each spec profile the targets were fuzzed at (progress
     lines, which target and how far, go to the `progress` stream when given).
 
     The machine's speed drifts from one minute to the next, so each target run is set against
-    the floor timed just before and just after it, `repeat` times, and the median share counts."""
+    the floor timed just before and just after it, `repeat` times, and the median share counts.
+    `isolate`: True or False runs every target in a worker process or in this one (None: as a
+    fuzz run would)."""
     floor_samples = [_floor_once(max_examples, seed)]
     paired = {}
     for number, name in enumerate(names, 1):
@@ -182,7 +184,7 @@ def run_bench(names, *, max_examples: int = 300, seed: int = 0, repeat: int = 3,
             progress.write(f"topkspec: bench target {number} of {len(names)}: {name}\n")
         paired[name] = []
         for _ in range(repeat):
-            run = _target_once(name, max_examples, seed, progress)
+            run = _target_once(name, max_examples, seed, progress, isolate)
             floor_samples.append(_floor_once(max_examples, seed))
             paired[name].append((_share_of_floor(run, floor_samples[-2], floor_samples[-1]), run))
     yield _floor_line(floor_samples)

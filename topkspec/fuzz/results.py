@@ -129,6 +129,7 @@ class RunResult:
     start_seconds: float = 0.0  # before the first example: the target's start (when the run made it), the plan
     timing: Counter = field(default_factory=Counter)  # target_s, checks_s, body_s
     notes: list = field(default_factory=list)  # lines about how the run ran (isolation, ...)
+    in_worker: bool = False  # the target ran in a worker process (topkspec.targets.isolation)
     interrupted: bool = False  # stopped by Ctrl-C: what it holds is the run so far
     judged: Counter = field(default_factory=Counter)  # per group: examples whose verdict counts
     budgets: dict = field(default_factory=dict)  # per group: its share of the budget

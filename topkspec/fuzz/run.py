@@ -43,6 +43,7 @@ from topkspec.fuzz.resolve import resolve_target
 from topkspec.fuzz.results import Failure, RunResult, record_failure
 from topkspec.fuzz.summary import Progress
 from topkspec.targets.base import Target
+from topkspec.targets.isolation import IsolatedTarget
 
 
 class _CtrlC:
@@ -164,7 +165,7 @@ def _search(config: RunConfig, target: Target | None, made: list) -> RunResult:
                            settings=config.settings, seed=config.seed, max_examples=budget,
                            notes=notes, strict_doc=config.strict_doc, known=known,
                            report_known=config.report_known, documents_only=config.documents_only,
-                           computes=target.computes)
+                           computes=target.computes, in_worker=isinstance(target, IsolatedTarget))
         groups = plan_groups(target, profile, strict_doc=config.strict_doc,
                              **shape_limits(config.settings, config.max_axis_size, config.max_elements))
         if config.groups is not None:
