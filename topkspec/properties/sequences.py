@@ -4,15 +4,13 @@ from __future__ import annotations
 import numpy as np
 
 from topkspec.spec import dtypes
-from topkspec.spec.reference import take_rows
+from topkspec.spec.reference import axis_last, take_rows
 
 
 def rows(case, arr) -> tuple[np.ndarray, tuple]:
     """`arr` with the case's axis moved last and the other axes flattened: (rows, outer shape).
     Row r is the sequence at `sequence_of(outer, r)`."""
-    arr = np.asarray(arr)
-    axis = case.norm_axis
-    moved = arr if axis == arr.ndim - 1 else np.moveaxis(arr, axis, -1)
+    moved = axis_last(np.asarray(arr), case.norm_axis)
     return moved.reshape(-1, moved.shape[-1]), moved.shape[:-1]
 
 

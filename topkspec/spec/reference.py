@@ -32,9 +32,12 @@ def _sort_key(x: np.ndarray, largest: bool) -> np.ndarray:
     return np.negative(wide, out=wide) if largest else wide
 
 
-def _last_axis_first(ndim: int, axis: int) -> tuple:
-    """The transpose that moves `axis` to the end (np.moveaxis's, without its checks)."""
-    return tuple(a for a in range(ndim) if a != axis) + (axis,)
+def axis_last(arr: np.ndarray, axis: int) -> np.ndarray:
+    """`arr` with axis `axis` (non-negative) moved to the end: `arr` itself when it is there
+    already, else one transpose (np.moveaxis's, without its checks)."""
+    if axis == arr.ndim - 1:
+        return arr
+    return arr.transpose(tuple(a for a in range(arr.ndim) if a != axis) + (axis,))
 
 
 def float_has_nan(arr: np.ndarray) -> bool:
@@ -61,7 +64,7 @@ def reference_topk(x, *, axis: int, k: int, largest: bool = True):
     # Each sequence a row of a 2-D array: one flat gather picks the K values of every row
     # (numpy's take_along_axis builds an index per axis, several times slower on small inputs).
     last = axis == x.ndim - 1
-    moved = x if last else x.transpose(_last_axis_first(x.ndim, axis))
+    moved = axis_last(x, axis)
     flat = moved.reshape(-1, n)
     key = _sort_key(flat, largest)
     if float_has_nan(key):  # the key keeps the input's NaNs
