@@ -103,6 +103,15 @@ def test_each_built_in_runtime_ships_a_list_of_reasoned_entries(target):
         assert any(rule == entry.rule or entry.rule.endswith("*") for rule in spec.RULES), entry.rule
 
 
+@pytest.mark.parametrize("target", sorted(shipped_targets()))
+def test_every_shipped_entry_links_its_upstream_report_or_its_finding(target):
+    # "Known upstream" means a public page of this very behaviour, or, where nobody has
+    # reported it, the finding's report in findings/ (docs/develop.md).
+    for entry in load_known(None, target):
+        assert entry.url, f"{target}: {entry.rule} ({entry.dtype or 'any type'}) links nothing"
+        assert is_link(entry.url), f"{target}: {entry.url} is neither a public page nor a finding's report"
+
+
 def _validate_against(target, descriptors, tmp_path, capsys):
     from topkspec.cli import main
 
