@@ -41,9 +41,15 @@ def check_quick_start(block, runs, where):
                     for f in folders if "rejects-a-valid-descriptor" in f)
     assert dtypes == sorted(t.strip() for t in listed.split(",")), f"{block.where}: the run's {dtypes}"
     if "each report says so at its top" in claims:
+        # The types the page calls topkspec's own finding link it; every other report its public page.
+        own = claim(r"(\w+) and (\w+) are topkspec's own finding", claims, block.where).groups()
         for folder in folders:
             top = (done.cwd / "topk-reports" / folder / "report.md").read_text().split("\n\n")[1]
-            assert top.startswith("**Known upstream**") and "https://" in top, f"{folder}: {top}"
+            dtype = json.loads((done.cwd / "topk-reports" / folder / "case.json").read_text())["case"]["dtype"]
+            if dtype in own and "rejects-a-valid-descriptor" in folder:
+                assert top.startswith("**Known to topkspec, not reported upstream**") and "findings/" in top, top
+            else:
+                assert top.startswith("**Known upstream**") and "https://" in top, f"{folder}: {top}"
     known = runs.once(f"{fuzz} --known")
     assert_code(known, int(claim(r"`--known`.*?exits (\d)", claims, block.where).group(1)), block.where)
     assert not (known.cwd / "topk-reports").exists(), f"{block.where}: --known wrote reports\n{known}"

@@ -186,3 +186,24 @@ def test_a_report_of_a_shipped_deviation_says_so_first_with_its_link_without_kno
                              failure_class=failures.ACCEPTS_INVALID, name="mine")
     with open(os.path.join(folder, "report.md")) as handle:
         assert "Known upstream" not in handle.read()
+
+
+def test_a_report_of_a_deviation_nobody_reported_points_to_its_finding_not_upstream(tmp_path):
+    import sys
+
+    sys.path.insert(0, HERE)
+    from target_checks import recorded_report
+
+    from topkspec.properties import failures
+    from topkspec.spec import Case
+
+    import numpy as np
+
+    # ONNX Runtime's missing uint16 kernel is topkspec's own finding: no tracker has it.
+    case = Case("onnx:24", "TopK", "uint16", (3,), -1, 2, index_dtype="int64")
+    folder = recorded_report(tmp_path, "onnxruntime", case, np.array([1, 60000, 7], np.uint16),
+                             rule="out.valid_accepted", failure_class=failures.REJECTS_VALID)
+    with open(os.path.join(folder, "report.md")) as handle:
+        first = handle.read().splitlines()[2]
+    assert first.startswith("**Known to topkspec, not reported upstream**"), first
+    assert "findings/onnxruntime-uint16-uint32-not-implemented/report.md" in first and "Known upstream" not in first

@@ -138,7 +138,8 @@ def format_summary(result) -> str:
         upstream = known_upstream(failure, result, result.target)
         lines.append(f"  [{failure.failure_class}] {failure.rule} ({status_word(failure.rule, result.profile)}): "
                      f"{failure.case.describe()}{where}"
-                     + (f" (known upstream: {upstream[0].url or upstream[0].reason})" if upstream else ""))
+                     + (f" ({'known to topkspec' if upstream[0].unreported else 'known upstream'}: "
+                        f"{upstream[0].url or upstream[0].reason})" if upstream else ""))
         if not failure.report_dir:
             lines += failure_lines(failure)
     if result.known_failures:

@@ -66,6 +66,11 @@ class KnownEntry:
             return False
         return self.versions is None or version_in(version, self.versions)
 
+    @property
+    def unreported(self) -> bool:
+        """Linked to a finding of topkspec's register: nobody had reported it upstream."""
+        return self.url.startswith("findings/")
+
     def describe(self) -> str:
         """'onnx.k.positive (accepts an invalid one, float16, onnx:1, <1.32): reason <url>'"""
         scope = [s for s in (self.failure_class, self.dtype, self.profile, self.versions) if s]

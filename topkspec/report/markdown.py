@@ -158,6 +158,10 @@ def known_paragraph(upstream) -> list[str]:
     if upstream is None:
         return []
     entry, source = upstream
+    if entry.unreported:  # topkspec's own finding: its report is the one to file
+        return [f"**Known to topkspec, not reported upstream**: {source} declares it: "
+                f"{entry.reason or entry.describe()}. topkspec's {entry.url} is written for the tracker: "
+                f"file that one rather than this; `--known` counts it instead of failing on it.", ""]
     link = f" ({entry.url})" if entry.url else ""
     return [f"**Known upstream**: {source} declares it: {entry.reason or entry.describe()}{link}. Read that "
             f"before filing this; `--known` counts it instead of failing on it.", ""]
