@@ -1,18 +1,22 @@
 """Valid TopK cases for a profile: every operator, value type, rank, axis position, direction and K.
 
-A case takes a handful of draws, each shrinking towards the plainest choice:
+A case takes a handful of draws, each shrinking towards the plainest choice, and each a value
+that keeps its meaning when the shrinker lowers a draw before it (a size is drawn as a size, not
+as an index into a list that changes with the kind of shape):
 
 1. the operator, value type and switches together (direction, sorted, index type, axis
    sign): the first operator, float32, largest, sorted, the first index type, a
    non-negative axis first;
-2. the rank together with the kind of shape: rank 1 and short axes first; then lengths
-   around powers of two, any length below 1024, long axes, and axes over MANY_ROWS rows;
-3. the axis (0 first);
-4. the axis size: picked from the kind's sizes, which start at 1 (2 under strict_doc) and
-   reach further with each kind, so a failing size keeps its draw when the shrinker moves it
-   to a shorter kind (lengths around powers of two come from their own list);
-5. the other sizes, as the digits of one number (all ones first);
-6. where K sits (1 first; then the axis size, one less, anywhere), and K itself only when
+2. the rank (the lowest first);
+3. the kind of shape: short axes first; then lengths around powers of two, any length below
+   1024, long axes, and long axes over MANY_ROWS rows;
+4. the axis (0 first);
+5. the axis size, from `low` (1; 2 under strict_doc) up to the kind's reach, so a failing
+   size keeps its value when the shrinker moves it to a shorter kind that reaches it
+   (lengths around powers of two come from their own list);
+6. each other size on its own, shrinking to 1 (the first at least MANY_ROWS under "many
+   rows": a lower kind lets it shrink);
+7. where K sits (1 first; then the axis size, one less, anywhere), and K itself only when
    it sits anywhere.
 
 `CaseDrawer` makes every strategy it draws from once; `case_drawer(...)(draw)` draws a case
@@ -20,7 +24,6 @@ inside another composite without a nested one.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -47,8 +50,8 @@ def near_powers_of_two(top: int) -> list[int]:
     return sorted({2**p + d for p in range(2, top.bit_length()) for d in (-1, 0, 1)})
 # Shapes by kind, as often as they appear here; the first is what a shape shrinks to.
 SHAPE_KINDS = ("short",) * 6 + ("power of two",) * 4 + ("any",) * 2 + ("long",) * 2 + ("many rows",) * 4
-# A non-axis size per digit of one drawn number: digit 0 (all ones) first.
-_OTHER_SIZES = (1, 2, 3, 1, 4, 2, 7, 33)
+# A non-axis size: 1 to 4 mostly, up to WIDE_DIM one time in four.
+WIDE_DIM = 33
 # At most this many sequences (the product of the other sizes), and elements, per kind of
 # shape: long axes come over a few rows, or over MANY_ROWS and more in their own kind (whose
 # axes below 1024 come as "long" ones do).
@@ -155,25 +158,21 @@ def _switches(prof, op: str, index_types: tuple) -> tuple:
                  for negative in (False, True) for sorted_ in flags for largest in flags)
 
 
-def _other_sizes(draw, count: int, budget: int, many_rows: bool) -> list[int]:
-    """The non-axis sizes, one digit of a single draw each (all ones when it shrinks to 0),
-    their product at most `budget`; with `many_rows`, at least MANY_ROWS rows."""
-    if count == 0:
-        return []
-    base = len(_OTHER_SIZES)
-    number = draw(cached.integers(0, base**count - 1))
+def _dims(draw, count: int, budget: int, first_rows: bool, small: st.SearchStrategy, wide) -> list[int]:
+    """The non-axis sizes, each an integer draw of its own that shrinks to 1, their product at
+    most `budget`; with `first_rows`, the first one draws at least MANY_ROWS (while the budget
+    holds them). Each size is a value, not an index into a list: when the shrinker lowers an
+    earlier draw (the kind of shape, the axis size), a size that still fits keeps its value."""
     sizes = []
     left = budget
-    for _ in range(count):
-        number, digit = divmod(number, base)
-        size = min(_OTHER_SIZES[digit], max(1, left))
+    for number in range(count):
+        top = max(1, left)
+        if number == 0 and first_rows and top >= MANY_ROWS:
+            size = draw(cached.integers(MANY_ROWS, top))
+        else:  # mostly small, sometimes up to WIDE_DIM
+            size = min(draw(small if draw(wide) else cached.integers(1, min(top, WIDE_DIM))), top)
         sizes.append(size)
         left //= size
-    if many_rows and math.prod(sizes) < MANY_ROWS:
-        rest = math.prod(sizes[1:])
-        sizes[0] = -(-MANY_ROWS // rest)
-        if sizes[0] * rest > budget:
-            sizes = [MANY_ROWS] + [1] * (count - 1)
     return sizes
 
 
@@ -187,28 +186,28 @@ class CaseDrawer:
         self.strict = strict_doc and self.prof.family == "dml"  # DirectML's text: K < n
         self.low = 2 if self.strict else 1
         self.top = max(self.low, min(max_axis_size, max_total))
-        # operator, value type and switches in one draw; then rank and kind of shape in one
+        # operator, value type and switches in one draw; the rank, the kind of shape, the axis
         self.heads = _Choice((plan, dtype, switches) for plan in plans for dtype in plan.value_types
                              for switches in _switches(self.prof, plan.op, plan.index_types))
-        self.shapes = {plan.op: _Choice((rank, kind) for rank in plan.ranks for kind in SHAPE_KINDS)
-                       for plan in plans}
+        self.ranks = {plan.op: _Choice(plan.ranks) for plan in plans}
+        self.kinds = _Choice(SHAPE_KINDS)
         self.axes = {rank: _Choice(range(rank)) for plan in plans for rank in plan.ranks}
-        # Axis sizes per kind of shape, each drawn as an index. But for the lengths around
-        # powers of two, the sizes start at `low` and reach further with each kind, so a
-        # failing size keeps its index when the shrinker moves it to a kind that reaches it.
+        # Axis sizes per kind of shape, each drawn as a value from `low` up to the kind's reach
+        # (the reaches grow with the kind), so a failing size keeps its value when the shrinker
+        # moves it to a shorter kind that reaches it; lengths around powers of two are listed.
         near_powers = tuple(n for n in near_powers_of_two(self.top) if self.low <= n <= self.top)
         rows_top = max(self.low, max_total // MANY_ROWS)
         # Beyond the default room, each kind of shape may fill it (long axes over a few rows).
         self.caps = _MAX_ELEMENTS if max_total <= DEFAULT_MAX_TOTAL else {}
-        self.sizes = {kind: range(self.low, max(self.low, min(self.top, reach)) + 1)
-                      for kind, reach in (("short", 8), ("any", LONG_AXIS - 1), ("long", self.top),
-                                          ("many rows", min(2 * LONG_AXIS, rows_top)))}
-        self.sizes["power of two"] = near_powers or self.sizes["short"]
-        # Long axes over many rows are what that kind is for: each long size is listed four
-        # times (the order stays by size, so a smaller index is never a longer axis).
-        rows = self.sizes["many rows"]
-        self.sizes["many rows"] = tuple(n for n in rows for _ in range(4 if n >= LONG_AXIS else 1))
-        self.sizes = {kind: _Choice(sizes) for kind, sizes in self.sizes.items()}
+        reach = lambda top: cached.integers(self.low, max(self.low, min(self.top, top)))  # noqa: E731
+        self.sizes = {"short": reach(8), "any": reach(LONG_AXIS - 1), "long": reach(self.top),
+                      "power of two": st.sampled_from(near_powers) if near_powers else reach(8),
+                      # long axes over many rows are what that kind is for (3 draws in 4);
+                      # the shorter branch first: a long axis the bug does not need shrinks
+                      "many rows": st.one_of(reach(LONG_AXIS - 1), *[cached.integers(min(LONG_AXIS, self.top), max(
+                          min(LONG_AXIS, self.top), min(2 * LONG_AXIS, rows_top, self.top)))] * 3)}
+        self.small_dims = cached.integers(1, 4)
+        self.wide = cached.integers(0, 3)  # 1 in 4 non-axis sizes reaches up to WIDE_DIM (at 0: shrinks)
 
     @staticmethod
     def _k(draw, top: int) -> int:
@@ -222,14 +221,16 @@ class CaseDrawer:
 
     def __call__(self, draw) -> Case:
         plan, dtype, (largest, sorted_, index_dtype, negative_axis) = self.heads(draw)
-        rank, kind = self.shapes[plan.op](draw)
+        rank = self.ranks[plan.op](draw)
+        kind = self.kinds(draw)
         axis = self.axes[rank](draw)
-        n = self.sizes[kind](draw)  # the axis size
+        n = draw(self.sizes[kind])  # the axis size
         # Many rows only under long axes (what the kind is for); shorter ones as "long" has them.
         many_rows = kind == "many rows" and rank > 1 and n >= LONG_AXIS and n * MANY_ROWS <= self.max_total
-        caps = kind if many_rows or kind != "many rows" else "long"
+        # Axes longer than the default room come over a few rows, as "long" ones do.
+        caps = kind if many_rows or (kind != "many rows" and n <= DEFAULT_MAX_TOTAL) else "long"
         room = min(self.max_total, self.caps.get(caps, self.max_total))
-        others = _other_sizes(draw, rank - 1, min(room // n, _MAX_ROWS[caps]), many_rows)
+        others = _dims(draw, rank - 1, min(room // n, _MAX_ROWS[caps]), many_rows, self.small_dims, self.wide)
         k = self._k(draw, n - 1 if self.strict else n)
 
         event(f"op={plan.op}")
