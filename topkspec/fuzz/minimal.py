@@ -69,11 +69,19 @@ def reduce_failure(target, result, failure, body, *, strict_doc=False, seconds=D
     drawn = failure.drawn or failure.case
     x = failure.calls[0][1]  # the example's own input: its first call's
     still_fails = same_failure(target, result, failure, body, strict_doc=strict_doc)
-    case, x, steps = reduce_case(drawn, x, still_fails, seconds=seconds, strict_doc=strict_doc, log=log)
-    if not steps:
-        return failure
-    smaller = _replay(target, result, failure, body, case, x, strict_doc)
-    return failure if smaller is None else smaller  # a target that no longer fails keeps the first
+    asked = []
+
+    def counted(case, x) -> bool:
+        asked.append(None)
+        return still_fails(case, x)
+
+    start = time.perf_counter()
+    case, x, steps = reduce_case(drawn, x, counted, seconds=seconds, strict_doc=strict_doc, log=log)
+    smaller = _replay(target, result, failure, body, case, x, strict_doc) if steps else None
+    kept = failure if smaller is None else smaller  # a target that no longer fails keeps the first
+    result.reductions.append((failure.key, failure.case, kept.case, time.perf_counter() - start, len(asked),
+                              len(steps)))
+    return kept
 
 
 def reduce_failures(target, result, groups: dict, *, strict_doc=False, seconds=DEFAULT_SECONDS, log=None) -> None:
