@@ -31,7 +31,7 @@ from hypothesis import event, strategies as st
 
 from topkspec import spec
 from topkspec.spec import Case
-from topkspec.strategies import cached
+from topkspec.strategies import arguments, cached
 
 DEFAULT_MAX_AXIS_SIZE = 4096
 # Room for long axes over many rows: 32 rows of 2048.
@@ -79,7 +79,7 @@ def _plain_first(types):
 def plans_for(profile, *, ops=None, dtypes=None, ranks=None, max_rank=8) -> tuple[_OpPlan, ...]:
     """The operators of `profile` with their allowed types and ranks, filtered by the arguments.
 
-    Raises ValueError when the filters leave nothing to draw."""
+    Raises InvalidStrategyArgument (a ValueError) when the filters leave nothing to draw."""
     prof = spec.parse_profile(profile)
     wanted_ops = spec.ops(prof) if ops is None else [op for op in ops if op in spec.ops(prof)]
     plans = []
@@ -92,8 +92,8 @@ def plans_for(profile, *, ops=None, dtypes=None, ranks=None, max_rank=8) -> tupl
             plans.append(_OpPlan(op, _plain_first(values), tuple(spec.index_types(prof, op)),
                                  tuple(sorted(op_ranks))))
     if not plans:
-        raise ValueError(f"no operator of {prof.name} matches ops={ops!r}, dtypes={dtypes!r}, "
-                         f"max_rank={max_rank}")
+        raise arguments.InvalidStrategyArgument(f"ops={ops!r}, dtypes={dtypes!r}, ranks={ranks!r}, max_rank={max_rank} "
+                                                f"leave no operator of {prof.name} to draw")
     return tuple(plans)
 
 
@@ -108,11 +108,26 @@ def k_position(k: int, n: int) -> str:
     return "middle"
 
 
-@lru_cache(maxsize=256)
 def axis_sizes(max_axis_size: int, min_size: int = 1) -> st.SearchStrategy[int]:
     """Axis lengths: short ones first (they shrink best), then lengths around powers of two,
-    then anything up to `max_axis_size`."""
-    top = max(min_size, max_axis_size)
+    then anything up to `max_axis_size`.
+
+    max_axis_size: the longest length drawn (at least `min_size`).
+    min_size: the shortest length drawn (at least 1).
+
+        axis_sizes(64).example()   # 3, 33, 64, ...
+    """
+    def checked():
+        arguments.check_int("min_size", min_size, at_least=1)
+        arguments.check_int("max_axis_size", max_axis_size, at_least=1)
+        if max_axis_size < min_size:
+            arguments.fail("max_axis_size", max_axis_size, f"must be at least min_size={min_size}")
+        return _axis_sizes(max_axis_size, min_size)
+    return st.deferred(checked)
+
+
+@lru_cache(maxsize=256)
+def _axis_sizes(top: int, min_size: int) -> st.SearchStrategy[int]:
     near_powers = [n for n in near_powers_of_two(top) if min_size <= n <= top]
     branches = [st.integers(min_size, min(top, 8))]
     if near_powers:
@@ -121,9 +136,23 @@ def axis_sizes(max_axis_size: int, min_size: int = 1) -> st.SearchStrategy[int]:
     return st.one_of(branches)
 
 
-@lru_cache(maxsize=8192)
 def ks_for(n: int, *, strict_doc: bool = False) -> st.SearchStrategy[int]:
-    """K in 1..n (1..n-1 under strict_doc), with 1, n-1 and n drawn often."""
+    """K in 1..n (1..n-1 under strict_doc), with 1, n-1 and n drawn often.
+
+    n: the axis size (at least 1; at least 2 under strict_doc).
+    strict_doc: the literal DirectML text, K below the axis size.
+
+        ks_for(8).example()   # 1, 7, 8, 5, ...
+    """
+    def checked():
+        arguments.check_bool("strict_doc", strict_doc)
+        arguments.check_int("n", n, at_least=2 if strict_doc else 1)
+        return _ks_for(n, strict_doc)
+    return st.deferred(checked)
+
+
+@lru_cache(maxsize=8192)
+def _ks_for(n: int, strict_doc: bool) -> st.SearchStrategy[int]:
     top = n - 1 if strict_doc else n
     edges = sorted({k for k in (1, top - 1, top) if 1 <= k <= top})
     return st.one_of(st.sampled_from(edges), st.integers(1, top))
@@ -261,24 +290,56 @@ def _case_drawer(profile, ops, dtypes, max_rank, max_axis_size, max_total, stric
     return CaseDrawer(profile, plans, max_axis_size, max_total, strict_doc)
 
 
+def check_case_arguments(profile, ops, dtypes, max_rank, max_axis_size, max_total, strict_doc, ranks) -> None:
+    """Raise InvalidStrategyArgument naming the first bad argument of valid_cases or case_and_input."""
+    prof = arguments.check_profile(profile)
+    arguments.check_names("ops", ops, ("TOP_K", "TOP_K1", "TopK"))
+    arguments.check_names("dtypes", dtypes, spec.dtypes.ALL_VALUE_TYPES)
+    arguments.check_int("max_rank", max_rank, at_least=1)
+    arguments.check_ranks("ranks", ranks)
+    arguments.check_bool("strict_doc", strict_doc)
+    low = 2 if strict_doc and prof.family == "dml" else 1  # the literal DirectML text: K below the axis size
+    why = f"must be at least {low}" + (" under strict_doc (K below the axis size)" if low == 2 else "")
+    for name, value in (("max_axis_size", max_axis_size), ("max_total", max_total)):
+        arguments.check_int(name, value, at_least=1)
+        if value < low:
+            arguments.fail(name, value, why)
+
+
 def valid_cases(profile, *, ops=None, dtypes=None, max_rank=8, max_axis_size=DEFAULT_MAX_AXIS_SIZE,
                 max_total=DEFAULT_MAX_TOTAL, strict_doc=False, ranks=None) -> st.SearchStrategy[Case]:
-    """Cases the spec allows at `profile` ("dml:3.1", "onnx:11", ...): `spec.validate` finds
-    nothing wrong with any of them (under `strict_doc` too when it is set).
+    """Cases the spec allows at `profile`: `spec.validate` finds nothing wrong with any of them
+    (under `strict_doc` too when it is set). Arguments are checked when the strategy is first
+    used (InvalidStrategyArgument).
 
-    ops, dtypes: keep only these operators / value types. ranks: draw only these ranks
-    (default: what the profile allows). Shapes hold at most `max_total` elements with at most
-    `max_axis_size` along the axis."""
-    drawer = case_drawer(profile, ops=ops, dtypes=dtypes, max_rank=max_rank, max_axis_size=max_axis_size,
-                         max_total=max_total, strict_doc=strict_doc, ranks=ranks)
+    profile: the spec profile ("dml:3.1", "onnx:11", ...).
+    ops: draw only these operators (None: every one of the profile).
+    dtypes: draw only these value types (None: every one the operator takes).
+    max_rank: draw no rank above it (at least 1).
+    max_axis_size: the longest axis drawn (at least 1).
+    max_total: the most elements of a shape (at least 1).
+    strict_doc: the literal DirectML text, K below the axis size.
+    ranks: draw only these ranks (None: what the profile allows).
 
-    @st.composite
-    def valid_case(draw):
-        return drawer(draw)
+        valid_cases("onnx:24", dtypes=["int8"], max_rank=2).example()
+        # Case(profile='onnx:24', op='TopK', dtype='int8', shape=(3, 5), axis=1, k=2, ...)
+    """
+    def checked():
+        check_case_arguments(profile, ops, dtypes, max_rank, max_axis_size, max_total, strict_doc, ranks)
+        drawer = case_drawer(profile, ops=ops, dtypes=dtypes, max_rank=max_rank, max_axis_size=max_axis_size,
+                             max_total=max_total, strict_doc=strict_doc, ranks=ranks)
 
-    return valid_case()
+        @st.composite
+        def valid_case(draw):
+            return drawer(draw)
+
+        return valid_case()
+    return st.deferred(checked)
 
 
 def any_valid_case() -> st.SearchStrategy[Case]:
-    """A valid case at any standard profile (what `st.from_type(Case)` draws)."""
+    """A valid case at any standard profile (what `st.from_type(Case)` draws); no arguments.
+
+        any_valid_case().example()   # a Case at dml:2.1, onnx:11, ...
+    """
     return st.sampled_from(spec.STANDARD_PROFILES).flatmap(valid_cases)
