@@ -13,7 +13,7 @@ as an index into a list that changes with the kind of shape):
 4. the axis (0 first);
 5. the axis size, from `low` (1; 2 under strict_doc) up to the kind's reach, so a failing
    size keeps its value when the shrinker moves it to a shorter kind that reaches it
-   (lengths around powers of two come from their own list);
+   (lengths around powers of two are 2**p + d, p and d shrinking to 2**1 + 0);
 6. each other size on its own, shrinking to 1 (the first at least MANY_ROWS under "many
    rows": a lower kind lets it shrink);
 7. where K sits (1 first; then the axis size, one less, anywhere), and K itself only when
@@ -223,18 +223,19 @@ class CaseDrawer:
         self.axes = {rank: _Choice(range(rank)) for plan in plans for rank in plan.ranks}
         # Axis sizes per kind of shape, each drawn as a value from `low` up to the kind's reach
         # (the reaches grow with the kind), so a failing size keeps its value when the shrinker
-        # moves it to a shorter kind that reaches it; lengths around powers of two are listed.
-        near_powers = tuple(n for n in near_powers_of_two(self.top) if self.low <= n <= self.top)
+        # moves it to a shorter kind that reaches it.
         rows_top = max(self.low, max_total // MANY_ROWS)
         # Beyond the default room, each kind of shape may fill it (long axes over a few rows).
         self.caps = _MAX_ELEMENTS if max_total <= DEFAULT_MAX_TOTAL else {}
         reach = lambda top: cached.integers(self.low, max(self.low, min(self.top, top)))  # noqa: E731
         self.sizes = {"short": reach(8), "any": reach(LONG_AXIS - 1), "long": reach(self.top),
-                      "power of two": st.sampled_from(near_powers) if near_powers else reach(8),
                       # long axes over many rows are what that kind is for (3 draws in 4);
                       # the shorter branch first: a long axis the bug does not need shrinks
                       "many rows": st.one_of(reach(LONG_AXIS - 1), *[cached.integers(min(LONG_AXIS, self.top), max(
                           min(LONG_AXIS, self.top), min(2 * LONG_AXIS, rows_top, self.top)))] * 3)}
+        # Lengths around powers of two: 2**p + d, p from 1 and d in -1..1 each shrinking (to 2).
+        self.exponents = cached.integers(1, max(1, self.top.bit_length() - 1))
+        self.offsets = cached.integers(-1, 1)
         self.small_dims = cached.integers(1, 4)
         self.wide = cached.integers(0, 3)  # 1 in 4 non-axis sizes reaches up to WIDE_DIM (at 0: shrinks)
 
@@ -253,7 +254,10 @@ class CaseDrawer:
         rank = self.ranks[plan.op](draw)
         kind = self.kinds(draw)
         axis = self.axes[rank](draw)
-        n = draw(self.sizes[kind])  # the axis size
+        if kind == "power of two":  # the axis size
+            n = min(self.top, max(self.low, 2 ** draw(self.exponents) + draw(self.offsets)))
+        else:
+            n = draw(self.sizes[kind])
         # Many rows only under long axes (what the kind is for); shorter ones as "long" has them.
         many_rows = kind == "many rows" and rank > 1 and n >= LONG_AXIS and n * MANY_ROWS <= self.max_total
         # Axes longer than the default room come over a few rows, as "long" ones do.
