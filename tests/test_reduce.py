@@ -83,6 +83,8 @@ def test_the_docs_my_topk_is_reported_on_a_case_its_bug_needs(my_topk, profile, 
         assert size <= 3, f"{failure.rule}: {failure.case.describe()} is larger than its bug needs"
         assert failure.x.shape == failure.case.shape and failure.calls[-1][0] == failure.case
         assert failure.outputs[-1] is not None and failure.violation.message
+    # each reduced failure is filed under the key (target, rule, class) Hypothesis's shrunk one had
+    assert {key for key, *_ in result.reductions} <= {failure.key for failure in result.failures}
 
 
 def test_verbose_shows_the_reducers_steps(my_topk, capsys):
