@@ -98,3 +98,29 @@ def test_a_run_without_the_reducer_keeps_what_hypothesis_left(my_topk):
     result = run_fuzz(RunConfig(target=f"{my_topk}:topk", profile="onnx:24", max_examples=300, seed=1,
                                 settings="ci", isolate=False, groups=("valid",), reduce=False))
     assert result.failures and result.reductions == [] and result.timing["reduce_s"] == 0
+
+
+def test_a_metamorphic_failure_is_reduced_with_all_its_calls():
+    from planted_bugs import last_equal_at_kth
+    from topkspec.fuzz.context import GroupContext
+    from topkspec.fuzz.groups import plan_groups
+    from topkspec.fuzz.minimal import reduce_failure
+    from topkspec.fuzz.results import Failure, RunResult, filed_rule
+    from topkspec.targets.base import CallableTarget
+
+    target = CallableTarget(last_equal_at_kth)
+    body = plan_groups(target, "onnx:24")["metamorphic"][1]
+    result = RunResult(target=target.name, version="", profile="onnx:24", settings=None, seed=None, max_examples=0)
+    case = Case("onnx:24", "TopK", "float32", (4, 6), axis=1, k=3)
+    x = np.zeros(case.shape, dtype=np.float32)  # ties everywhere: the K-th place takes the last equal one
+    ctx = GroupContext(target, result, "metamorphic")
+    ctx.start_example()
+    body(ctx, (case, x))
+    violation = next(v for v in ctx.found if filed_rule(v) == "out.prefix")
+    until = ctx.calls_until(violation)
+    failure = Failure(target=target.name, group="metamorphic", violation=violation, case=case, x=x,
+                      calls=ctx.calls[:until], outputs=ctx.outputs[:until])
+    small = reduce_failure(target, result, failure, body)
+    assert small.key == failure.key and small.relation == "prefix"
+    assert math.prod(small.case.shape) == 2 and len(small.calls) >= 2, small.case.describe()
+    assert result.reductions and result.reductions[-1][2] == small.case
