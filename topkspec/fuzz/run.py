@@ -190,7 +190,10 @@ def _search(config: RunConfig, target: Target | None, made: list) -> RunResult:
         result.seconds = time.perf_counter() - start
         if config.shrink and config.reduce and not result.interrupted:  # as small as the bug allows
             from topkspec.fuzz.minimal import reduce_failures
-            reduce_failures(target, result, groups, strict_doc=config.strict_doc, log=_log if config.verbose else None)
+            try:
+                reduce_failures(target, result, groups, strict_doc=config.strict_doc, log=_log if config.verbose else None)
+            except KeyboardInterrupt:  # each failure is replaced once reduced: keep what is done
+                result.interrupted = True
     finally:
         if target is not None:
             target.close()
