@@ -41,7 +41,7 @@ def test_each_failure_is_shrunk_under_its_own_rule_and_the_summary_counts_them()
     # ignores_direction returns the largest values when the smallest are asked for: with K
     # below the axis size the wrong values come back (out.values.select), with K equal to it
     # the right ones in the wrong order (out.order). Each is found and shrunk on its own.
-    result = run_fuzz(RunConfig(target=f"{PLANTED}:ignores_direction", max_examples=40, seed=0,
+    result = run_fuzz(RunConfig(target=f"{PLANTED}:ignores_direction", max_examples=100, seed=0,
                                 settings="ci", groups=("valid",)))
     assert sorted(f.rule for f in result.failures) == ["out.order", "out.values.select"], \
         f"failures: {[f.rule for f in result.failures]}"

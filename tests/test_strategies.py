@@ -71,7 +71,7 @@ def test_filters_and_bounds():
     assert max(c.axis_size for c in cases) <= 100
     assert max(math.prod(c.shape) for c in cases) <= 300
     with pytest.raises(ValueError):
-        valid_cases("onnx:10", dtypes=["int8"])  # TopK-10 has float types only
+        valid_cases("onnx:10", dtypes=["int8"]).validate()  # TopK-10 has float types only
 
 
 def test_spread_dml():
@@ -158,19 +158,20 @@ def test_any_invalid_draw_is_invalid(profile):
 
 
 def test_invalid_descriptors_refuses_what_it_cannot_break():
+    # checked when first used, as Hypothesis's strategies check their arguments
     with pytest.raises(ValueError, match="unknown rule"):
-        invalid_descriptors("dml:5.0", "dml.no.such.rule")
+        invalid_descriptors("dml:5.0", "dml.no.such.rule").validate()
     with pytest.raises(ValueError, match="no descriptor check"):
-        invalid_descriptors("dml:5.0", "out.order")
+        invalid_descriptors("dml:5.0", "out.order").validate()
     with pytest.raises(ValueError, match="cannot be broken"):
-        invalid_descriptors("dml:2.0", "dml.direction.enum")  # TOP_K1 does not exist at 2_0
+        invalid_descriptors("dml:2.0", "dml.direction.enum").validate()  # TOP_K1 does not exist at 2_0
     with pytest.raises(ValueError, match="cannot be broken"):
-        invalid_descriptors("onnx:11", "onnx.attr.k_matches")  # k is no attribute after TopK-1
+        invalid_descriptors("onnx:11", "onnx.attr.k_matches").validate()  # k is no attribute after TopK-1
 
 
 @pytest.mark.parametrize("profile", ["dml:5.0", "onnx:11", "onnx:24"])
 def test_invalid_cases_are_the_runtime_checkable_ones(profile):
-    draws = collect(invalid_descriptors(profile), 400)
+    draws = collect(invalid_descriptors(profile), 500)
     with_case = {rule for d in draws if d.case is not None for rule in d.rules}
     family = profile.split(":")[0]
     claimed = {rule for rule in breakable_rules(profile) if carries_cases(profile, rule)}
@@ -235,15 +236,15 @@ def test_every_adversarial_pattern_is_drawn():
     from topkspec.strategies.coverage import SHAPE_PATTERNS, VALUE_PATTERNS, applies, patterns_of
 
     seen = collections.Counter()
-    for case, x in collect(case_and_input("onnx:24"), 400):
+    for case, x in collect(case_and_input("onnx:24"), 500):
         found = patterns_of(case, x)
         seen.update(found)
         seen.update((p, case.dtype) for p in found)
     missing = [p for p in SHAPE_PATTERNS if seen[p] < 2]
-    assert not missing, f"shape patterns drawn less than twice in 400 examples: {missing} ({dict(seen)})"
+    assert not missing, f"shape patterns drawn less than twice in 500 examples: {missing} ({dict(seen)})"
     integers = [t for t in dtypes.ALL_VALUE_TYPES if dtypes.numpy_dtype(t).kind in "iu"]
     missing = [(p, t) for t in integers for p in VALUE_PATTERNS if applies(p, t) and not seen[(p, t)]]
-    assert not missing, f"value patterns never drawn in 400 examples: {missing}"
+    assert not missing, f"value patterns never drawn in 500 examples: {missing}"
     for dtype in ("float16", "bfloat16", "float32", "float64"):
         seen = collections.Counter()
         for case, x in collect(case_and_input("onnx:24", dtypes=[dtype], allow_nan=True), 150):

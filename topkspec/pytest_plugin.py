@@ -181,6 +181,7 @@ class TopKSession:
         from topkspec.suite import group_budgets
 
         groups = {}
+        self.bodies, self.reduced = {}, set()  # each group's checks, for the reducer; keys reduced
         budgets = group_budgets()
         shapes = shape_limits(None, self.shapes["max_axis_size"], self.shapes["max_elements"])
         for group, (strategy, body) in plan_groups(self.target, self.profile, strict_doc=self.strict_doc,
@@ -188,6 +189,7 @@ class TopKSession:
             self.result.budgets[group] = budgets[group]
             example, ctx = group_example(self.target, self.result, group, body, strict_doc=self.strict_doc)
             groups[group] = (strategy, example, ctx)
+            self.bodies[group] = body
         return groups
 
     def too_little(self, group: str) -> str | None:
@@ -212,11 +214,18 @@ class TopKSession:
         example(data.draw(strategy, label=group))
 
     def failures_of(self, group: str) -> list:
-        """The group's failures, each shrunk, kept in the session's result as a fuzz run keeps them."""
+        """The group's failures, each shrunk and reduced, kept in the session's result as a fuzz run keeps them."""
+        from topkspec.fuzz.minimal import reduce_failure, reducible
         from topkspec.fuzz.results import record_failure
 
         planned = self.groups.get(group)
-        found = list(planned[2].failures.values()) if planned else []
+        kept = planned[2].failures if planned else {}
+        for key, failure in list(kept.items()):  # as small as the bug allows, once per failure
+            if key not in self.reduced and reducible(failure):
+                kept[key] = reduce_failure(self.target, self.result, failure, self.bodies[group],
+                                           strict_doc=self.strict_doc)
+            self.reduced.add(key)
+        found = list(kept.values())
         for failure in found:
             record_failure(self.result, failure)
         return found

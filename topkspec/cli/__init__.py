@@ -107,6 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
     fuzz.add_argument("--database", default=None,
                       help="example database: a directory or redis://host:port/db (default .topkspec/examples)")
     fuzz.add_argument("--quiet", action="store_true", help="no progress lines")
+    fuzz.add_argument("--verbose", action="store_true",
+                      help="show each step the reducer keeps while it cuts a failure down after shrinking")
     fuzz.add_argument("--workers", type=_positive, default=None, metavar="N",
                       help="spread the campaign over N processes (pytest-xdist over the suite's property groups, "
                            "sharing the example database)")
@@ -197,7 +199,8 @@ def cmd_fuzz(args) -> int:
                            report_dir=args.report_dir, isolate=_isolate(args.isolate), timeout=args.timeout,
                            progress=None if args.quiet else sys.stderr, strict_doc=args.strict_doc,
                            known=args.known, report_known=args.report_known, documents_only=args.documents_only,
-                           max_axis_size=args.max_axis_size, max_elements=args.max_elements)
+                           max_axis_size=args.max_axis_size, max_elements=args.max_elements,
+                           verbose=args.verbose)
         result = run_fuzz(config, target=target)
     finally:
         target.close()  # the run closes it too; this is for a Ctrl-C before the run begins

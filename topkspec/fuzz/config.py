@@ -74,6 +74,8 @@ class RunConfig:
     groups: tuple | None = None  # restrict to these groups
     progress: object = None  # a stream for progress lines, or None
     shrink: bool = True  # False: report failures as found (benchmarks measure the search alone)
+    reduce: bool = True  # after shrinking, cut each failure down further (fuzz.minimal); needs shrink
+    verbose: bool = False  # show the reducer's steps on stderr
     stop_at_first: bool = False  # end the run at its first failure (time to the first failure)
     strict_doc: bool = False  # the literal DirectML text: K must be less than the axis size
     known: str | None = None  # known deviations: a TOML file, "" for the target's shipped list, None for none

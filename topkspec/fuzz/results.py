@@ -136,6 +136,9 @@ class RunResult:
     # The first failure raised: seconds from the first example, and examples run by then
     first_failure: tuple | None = None
     clock: float | None = None  # perf_counter() when the first example began
+    # Per failure the reducer took on (fuzz.minimal): (key, case before, case after, seconds, target checks,
+    # steps kept)
+    reductions: list = field(default_factory=list)
 
     def note_failure(self) -> None:
         """Keep when the first failure was raised (time to the first failure)."""

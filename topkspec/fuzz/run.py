@@ -188,10 +188,21 @@ def _search(config: RunConfig, target: Target | None, made: list) -> RunResult:
             except KeyboardInterrupt:  # Ctrl-C: stop, keep what was found, report it
                 result.interrupted = True
         result.seconds = time.perf_counter() - start
+        if config.shrink and config.reduce and not result.interrupted:  # as small as the bug allows
+            from topkspec.fuzz.minimal import reduce_failures
+            try:
+                reduce_failures(target, result, groups, strict_doc=config.strict_doc, log=_log if config.verbose else None)
+            except KeyboardInterrupt:  # each failure is replaced once reduced: keep what is done
+                result.interrupted = True
     finally:
         if target is not None:
             target.close()
     return result
+
+
+def _log(line: str) -> None:
+    import sys
+    print(f"topkspec: {line}", file=sys.stderr, flush=True)
 
 
 def group_test(target, result, group, strategy, body, *, progress=None, strict_doc=False, ctrl_c=None):

@@ -7,6 +7,7 @@
 from hypothesis import strategies as st
 
 from topkspec.spec import Case
+from topkspec.strategies.arguments import InvalidStrategyArgument
 from topkspec.strategies.cases import (
     any_valid_case, axis_sizes, k_position, ks_for, plans_for, valid_cases,
 )
@@ -17,7 +18,7 @@ from topkspec.strategies.tensors import arrays_for, elements, special_values, ti
 st.register_type_strategy(Case, st.deferred(any_valid_case))
 
 __all__ = [
-    "BREAKERS", "InvalidDraw", "any_valid_case", "arrays_for", "axis_sizes", "breakable_rules",
-    "case_and_input", "elements", "invalid_descriptors", "k_position", "ks_for", "plans_for",
+    "BREAKERS", "InvalidDraw", "InvalidStrategyArgument", "any_valid_case", "arrays_for", "axis_sizes",
+    "breakable_rules", "case_and_input", "elements", "invalid_descriptors", "k_position", "ks_for", "plans_for",
     "special_values", "tie_density", "valid_cases",
 ]

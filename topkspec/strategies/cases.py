@@ -1,18 +1,22 @@
 """Valid TopK cases for a profile: every operator, value type, rank, axis position, direction and K.
 
-A case takes a handful of draws, each shrinking towards the plainest choice:
+A case takes a handful of draws, each shrinking towards the plainest choice, and each a value
+that keeps its meaning when the shrinker lowers a draw before it (a size is drawn as a size, not
+as an index into a list that changes with the kind of shape):
 
 1. the operator, value type and switches together (direction, sorted, index type, axis
    sign): the first operator, float32, largest, sorted, the first index type, a
    non-negative axis first;
-2. the rank together with the kind of shape: rank 1 and short axes first; then lengths
-   around powers of two, any length below 1024, long axes, and axes over MANY_ROWS rows;
-3. the axis (0 first);
-4. the axis size: picked from the kind's sizes, which start at 1 (2 under strict_doc) and
-   reach further with each kind, so a failing size keeps its draw when the shrinker moves it
-   to a shorter kind (lengths around powers of two come from their own list);
-5. the other sizes, as the digits of one number (all ones first);
-6. where K sits (1 first; then the axis size, one less, anywhere), and K itself only when
+2. the rank (the lowest first);
+3. the kind of shape: short axes first; then lengths around powers of two, any length below
+   1024, long axes, and long axes over MANY_ROWS rows;
+4. the axis (0 first);
+5. the axis size, from `low` (1; 2 under strict_doc) up to the kind's reach, so a failing
+   size keeps its value when the shrinker moves it to a shorter kind that reaches it
+   (lengths around powers of two are 2**p + d, p and d shrinking to 2**1 + 0);
+6. each other size on its own, shrinking to 1 (the first at least MANY_ROWS under "many
+   rows": a lower kind lets it shrink);
+7. where K sits (1 first; then the axis size, one less, anywhere), and K itself only when
    it sits anywhere.
 
 `CaseDrawer` makes every strategy it draws from once; `case_drawer(...)(draw)` draws a case
@@ -20,7 +24,6 @@ inside another composite without a nested one.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -28,7 +31,7 @@ from hypothesis import event, strategies as st
 
 from topkspec import spec
 from topkspec.spec import Case
-from topkspec.strategies import cached
+from topkspec.strategies import arguments, cached
 
 DEFAULT_MAX_AXIS_SIZE = 4096
 # Room for long axes over many rows: 32 rows of 2048.
@@ -47,8 +50,8 @@ def near_powers_of_two(top: int) -> list[int]:
     return sorted({2**p + d for p in range(2, top.bit_length()) for d in (-1, 0, 1)})
 # Shapes by kind, as often as they appear here; the first is what a shape shrinks to.
 SHAPE_KINDS = ("short",) * 6 + ("power of two",) * 4 + ("any",) * 2 + ("long",) * 2 + ("many rows",) * 4
-# A non-axis size per digit of one drawn number: digit 0 (all ones) first.
-_OTHER_SIZES = (1, 2, 3, 1, 4, 2, 7, 33)
+# A non-axis size: 1 to 4 mostly, up to WIDE_DIM one time in four.
+WIDE_DIM = 33
 # At most this many sequences (the product of the other sizes), and elements, per kind of
 # shape: long axes come over a few rows, or over MANY_ROWS and more in their own kind (whose
 # axes below 1024 come as "long" ones do).
@@ -76,7 +79,7 @@ def _plain_first(types):
 def plans_for(profile, *, ops=None, dtypes=None, ranks=None, max_rank=8) -> tuple[_OpPlan, ...]:
     """The operators of `profile` with their allowed types and ranks, filtered by the arguments.
 
-    Raises ValueError when the filters leave nothing to draw."""
+    Raises InvalidStrategyArgument (a ValueError) when the filters leave nothing to draw."""
     prof = spec.parse_profile(profile)
     wanted_ops = spec.ops(prof) if ops is None else [op for op in ops if op in spec.ops(prof)]
     plans = []
@@ -89,8 +92,8 @@ def plans_for(profile, *, ops=None, dtypes=None, ranks=None, max_rank=8) -> tupl
             plans.append(_OpPlan(op, _plain_first(values), tuple(spec.index_types(prof, op)),
                                  tuple(sorted(op_ranks))))
     if not plans:
-        raise ValueError(f"no operator of {prof.name} matches ops={ops!r}, dtypes={dtypes!r}, "
-                         f"max_rank={max_rank}")
+        raise arguments.InvalidStrategyArgument(f"ops={ops!r}, dtypes={dtypes!r}, ranks={ranks!r}, max_rank={max_rank} "
+                                                f"leave no operator of {prof.name} to draw")
     return tuple(plans)
 
 
@@ -105,11 +108,26 @@ def k_position(k: int, n: int) -> str:
     return "middle"
 
 
-@lru_cache(maxsize=256)
 def axis_sizes(max_axis_size: int, min_size: int = 1) -> st.SearchStrategy[int]:
     """Axis lengths: short ones first (they shrink best), then lengths around powers of two,
-    then anything up to `max_axis_size`."""
-    top = max(min_size, max_axis_size)
+    then anything up to `max_axis_size`.
+
+    max_axis_size: the longest length drawn (at least `min_size`).
+    min_size: the shortest length drawn (at least 1).
+
+        axis_sizes(64).example()   # 3, 33, 64, ...
+    """
+    def checked():
+        arguments.check_int("min_size", min_size, at_least=1)
+        arguments.check_int("max_axis_size", max_axis_size, at_least=1)
+        if max_axis_size < min_size:
+            arguments.fail("max_axis_size", max_axis_size, f"must be at least min_size={min_size}")
+        return _axis_sizes(max_axis_size, min_size)
+    return st.deferred(checked)
+
+
+@lru_cache(maxsize=256)
+def _axis_sizes(top: int, min_size: int) -> st.SearchStrategy[int]:
     near_powers = [n for n in near_powers_of_two(top) if min_size <= n <= top]
     branches = [st.integers(min_size, min(top, 8))]
     if near_powers:
@@ -118,9 +136,23 @@ def axis_sizes(max_axis_size: int, min_size: int = 1) -> st.SearchStrategy[int]:
     return st.one_of(branches)
 
 
-@lru_cache(maxsize=8192)
 def ks_for(n: int, *, strict_doc: bool = False) -> st.SearchStrategy[int]:
-    """K in 1..n (1..n-1 under strict_doc), with 1, n-1 and n drawn often."""
+    """K in 1..n (1..n-1 under strict_doc), with 1, n-1 and n drawn often.
+
+    n: the axis size (at least 1; at least 2 under strict_doc).
+    strict_doc: the literal DirectML text, K below the axis size.
+
+        ks_for(8).example()   # 1, 7, 8, 5, ...
+    """
+    def checked():
+        arguments.check_bool("strict_doc", strict_doc)
+        arguments.check_int("n", n, at_least=2 if strict_doc else 1)
+        return _ks_for(n, strict_doc)
+    return st.deferred(checked)
+
+
+@lru_cache(maxsize=8192)
+def _ks_for(n: int, strict_doc: bool) -> st.SearchStrategy[int]:
     top = n - 1 if strict_doc else n
     edges = sorted({k for k in (1, top - 1, top) if 1 <= k <= top})
     return st.one_of(st.sampled_from(edges), st.integers(1, top))
@@ -155,25 +187,21 @@ def _switches(prof, op: str, index_types: tuple) -> tuple:
                  for negative in (False, True) for sorted_ in flags for largest in flags)
 
 
-def _other_sizes(draw, count: int, budget: int, many_rows: bool) -> list[int]:
-    """The non-axis sizes, one digit of a single draw each (all ones when it shrinks to 0),
-    their product at most `budget`; with `many_rows`, at least MANY_ROWS rows."""
-    if count == 0:
-        return []
-    base = len(_OTHER_SIZES)
-    number = draw(cached.integers(0, base**count - 1))
+def _dims(draw, count: int, budget: int, first_rows: bool, small: st.SearchStrategy, wide) -> list[int]:
+    """The non-axis sizes, each an integer draw of its own that shrinks to 1, their product at
+    most `budget`; with `first_rows`, the first one draws at least MANY_ROWS (while the budget
+    holds them). Each size is a value, not an index into a list: when the shrinker lowers an
+    earlier draw (the kind of shape, the axis size), a size that still fits keeps its value."""
     sizes = []
     left = budget
-    for _ in range(count):
-        number, digit = divmod(number, base)
-        size = min(_OTHER_SIZES[digit], max(1, left))
+    for number in range(count):
+        top = max(1, left)
+        if number == 0 and first_rows and top >= MANY_ROWS:
+            size = draw(cached.integers(MANY_ROWS, top))
+        else:  # mostly small, sometimes up to WIDE_DIM
+            size = min(draw(small if draw(wide) else cached.integers(1, min(top, WIDE_DIM))), top)
         sizes.append(size)
         left //= size
-    if many_rows and math.prod(sizes) < MANY_ROWS:
-        rest = math.prod(sizes[1:])
-        sizes[0] = -(-MANY_ROWS // rest)
-        if sizes[0] * rest > budget:
-            sizes = [MANY_ROWS] + [1] * (count - 1)
     return sizes
 
 
@@ -187,28 +215,29 @@ class CaseDrawer:
         self.strict = strict_doc and self.prof.family == "dml"  # DirectML's text: K < n
         self.low = 2 if self.strict else 1
         self.top = max(self.low, min(max_axis_size, max_total))
-        # operator, value type and switches in one draw; then rank and kind of shape in one
+        # operator, value type and switches in one draw; the rank, the kind of shape, the axis
         self.heads = _Choice((plan, dtype, switches) for plan in plans for dtype in plan.value_types
                              for switches in _switches(self.prof, plan.op, plan.index_types))
-        self.shapes = {plan.op: _Choice((rank, kind) for rank in plan.ranks for kind in SHAPE_KINDS)
-                       for plan in plans}
+        self.ranks = {plan.op: _Choice(plan.ranks) for plan in plans}
+        self.kinds = _Choice(SHAPE_KINDS)
         self.axes = {rank: _Choice(range(rank)) for plan in plans for rank in plan.ranks}
-        # Axis sizes per kind of shape, each drawn as an index. But for the lengths around
-        # powers of two, the sizes start at `low` and reach further with each kind, so a
-        # failing size keeps its index when the shrinker moves it to a kind that reaches it.
-        near_powers = tuple(n for n in near_powers_of_two(self.top) if self.low <= n <= self.top)
+        # Axis sizes per kind of shape, each drawn as a value from `low` up to the kind's reach
+        # (the reaches grow with the kind), so a failing size keeps its value when the shrinker
+        # moves it to a shorter kind that reaches it.
         rows_top = max(self.low, max_total // MANY_ROWS)
         # Beyond the default room, each kind of shape may fill it (long axes over a few rows).
         self.caps = _MAX_ELEMENTS if max_total <= DEFAULT_MAX_TOTAL else {}
-        self.sizes = {kind: range(self.low, max(self.low, min(self.top, reach)) + 1)
-                      for kind, reach in (("short", 8), ("any", LONG_AXIS - 1), ("long", self.top),
-                                          ("many rows", min(2 * LONG_AXIS, rows_top)))}
-        self.sizes["power of two"] = near_powers or self.sizes["short"]
-        # Long axes over many rows are what that kind is for: each long size is listed four
-        # times (the order stays by size, so a smaller index is never a longer axis).
-        rows = self.sizes["many rows"]
-        self.sizes["many rows"] = tuple(n for n in rows for _ in range(4 if n >= LONG_AXIS else 1))
-        self.sizes = {kind: _Choice(sizes) for kind, sizes in self.sizes.items()}
+        reach = lambda top: cached.integers(self.low, max(self.low, min(self.top, top)))  # noqa: E731
+        self.sizes = {"short": reach(8), "any": reach(LONG_AXIS - 1), "long": reach(self.top),
+                      # long axes over many rows are what that kind is for (3 draws in 4);
+                      # the shorter branch first: a long axis the bug does not need shrinks
+                      "many rows": st.one_of(reach(LONG_AXIS - 1), *[cached.integers(min(LONG_AXIS, self.top), max(
+                          min(LONG_AXIS, self.top), min(2 * LONG_AXIS, rows_top, self.top)))] * 3)}
+        # Lengths around powers of two: 2**p + d, p from 1 and d in -1..1 each shrinking (to 2).
+        self.exponents = cached.integers(1, max(1, self.top.bit_length() - 1))
+        self.offsets = cached.integers(-1, 1)
+        self.small_dims = cached.integers(1, 4)
+        self.wide = cached.integers(0, 3)  # 1 in 4 non-axis sizes reaches up to WIDE_DIM (at 0: shrinks)
 
     @staticmethod
     def _k(draw, top: int) -> int:
@@ -222,14 +251,19 @@ class CaseDrawer:
 
     def __call__(self, draw) -> Case:
         plan, dtype, (largest, sorted_, index_dtype, negative_axis) = self.heads(draw)
-        rank, kind = self.shapes[plan.op](draw)
+        rank = self.ranks[plan.op](draw)
+        kind = self.kinds(draw)
         axis = self.axes[rank](draw)
-        n = self.sizes[kind](draw)  # the axis size
+        if kind == "power of two":  # the axis size
+            n = min(self.top, max(self.low, 2 ** draw(self.exponents) + draw(self.offsets)))
+        else:
+            n = draw(self.sizes[kind])
         # Many rows only under long axes (what the kind is for); shorter ones as "long" has them.
         many_rows = kind == "many rows" and rank > 1 and n >= LONG_AXIS and n * MANY_ROWS <= self.max_total
-        caps = kind if many_rows or kind != "many rows" else "long"
+        # Axes longer than the default room come over a few rows, as "long" ones do.
+        caps = kind if many_rows or (kind != "many rows" and n <= DEFAULT_MAX_TOTAL) else "long"
         room = min(self.max_total, self.caps.get(caps, self.max_total))
-        others = _other_sizes(draw, rank - 1, min(room // n, _MAX_ROWS[caps]), many_rows)
+        others = _dims(draw, rank - 1, min(room // n, _MAX_ROWS[caps]), many_rows, self.small_dims, self.wide)
         k = self._k(draw, n - 1 if self.strict else n)
 
         event(f"op={plan.op}")
@@ -260,24 +294,56 @@ def _case_drawer(profile, ops, dtypes, max_rank, max_axis_size, max_total, stric
     return CaseDrawer(profile, plans, max_axis_size, max_total, strict_doc)
 
 
+def check_case_arguments(profile, ops, dtypes, max_rank, max_axis_size, max_total, strict_doc, ranks) -> None:
+    """Raise InvalidStrategyArgument naming the first bad argument of valid_cases or case_and_input."""
+    prof = arguments.check_profile(profile)
+    arguments.check_names("ops", ops, ("TOP_K", "TOP_K1", "TopK"))
+    arguments.check_names("dtypes", dtypes, spec.dtypes.ALL_VALUE_TYPES)
+    arguments.check_int("max_rank", max_rank, at_least=1)
+    arguments.check_ranks("ranks", ranks)
+    arguments.check_bool("strict_doc", strict_doc)
+    low = 2 if strict_doc and prof.family == "dml" else 1  # the literal DirectML text: K below the axis size
+    why = f"must be at least {low}" + (" under strict_doc (K below the axis size)" if low == 2 else "")
+    for name, value in (("max_axis_size", max_axis_size), ("max_total", max_total)):
+        arguments.check_int(name, value, at_least=1)
+        if value < low:
+            arguments.fail(name, value, why)
+
+
 def valid_cases(profile, *, ops=None, dtypes=None, max_rank=8, max_axis_size=DEFAULT_MAX_AXIS_SIZE,
                 max_total=DEFAULT_MAX_TOTAL, strict_doc=False, ranks=None) -> st.SearchStrategy[Case]:
-    """Cases the spec allows at `profile` ("dml:3.1", "onnx:11", ...): `spec.validate` finds
-    nothing wrong with any of them (under `strict_doc` too when it is set).
+    """Cases the spec allows at `profile`: `spec.validate` finds nothing wrong with any of them
+    (under `strict_doc` too when it is set). Arguments are checked when the strategy is first
+    used (InvalidStrategyArgument).
 
-    ops, dtypes: keep only these operators / value types. ranks: draw only these ranks
-    (default: what the profile allows). Shapes hold at most `max_total` elements with at most
-    `max_axis_size` along the axis."""
-    drawer = case_drawer(profile, ops=ops, dtypes=dtypes, max_rank=max_rank, max_axis_size=max_axis_size,
-                         max_total=max_total, strict_doc=strict_doc, ranks=ranks)
+    profile: the spec profile ("dml:3.1", "onnx:11", ...).
+    ops: draw only these operators (None: every one of the profile).
+    dtypes: draw only these value types (None: every one the operator takes).
+    max_rank: draw no rank above it (at least 1).
+    max_axis_size: the longest axis drawn (at least 1).
+    max_total: the most elements of a shape (at least 1).
+    strict_doc: the literal DirectML text, K below the axis size.
+    ranks: draw only these ranks (None: what the profile allows).
 
-    @st.composite
-    def valid_case(draw):
-        return drawer(draw)
+        valid_cases("onnx:24", dtypes=["int8"], max_rank=2).example()
+        # Case(profile='onnx:24', op='TopK', dtype='int8', shape=(3, 5), axis=1, k=2, ...)
+    """
+    def checked():
+        check_case_arguments(profile, ops, dtypes, max_rank, max_axis_size, max_total, strict_doc, ranks)
+        drawer = case_drawer(profile, ops=ops, dtypes=dtypes, max_rank=max_rank, max_axis_size=max_axis_size,
+                             max_total=max_total, strict_doc=strict_doc, ranks=ranks)
 
-    return valid_case()
+        @st.composite
+        def valid_case(draw):
+            return drawer(draw)
+
+        return valid_case()
+    return st.deferred(checked)
 
 
 def any_valid_case() -> st.SearchStrategy[Case]:
-    """A valid case at any standard profile (what `st.from_type(Case)` draws)."""
+    """A valid case at any standard profile (what `st.from_type(Case)` draws); no arguments.
+
+        any_valid_case().example()   # a Case at dml:2.1, onnx:11, ...
+    """
     return st.sampled_from(spec.STANDARD_PROFILES).flatmap(valid_cases)

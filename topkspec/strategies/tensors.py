@@ -30,7 +30,7 @@ from functools import lru_cache
 import numpy as np
 from hypothesis import event, strategies as st
 
-from topkspec.strategies import cached
+from topkspec.strategies import arguments, cached
 from topkspec.strategies.values import (  # noqa: F401 (collision_pairs, finfo: re-exported)
     collision_pairs, elements, finfo, random_values, special_pool, special_values, to_array, value_table,
 )
@@ -212,14 +212,26 @@ def draw_array(draw, case, *, allow_nan: bool = False, require_nan: bool = False
 
 
 def arrays_for(case, *, allow_nan: bool = False, require_nan: bool = False) -> st.SearchStrategy[np.ndarray]:
-    """Input tensors of the case's value type and shape, adversarial on purpose. With
-    `require_nan`, floating-point inputs always hold at least one NaN."""
+    """Input tensors of the case's value type and shape, adversarial on purpose. Arguments are
+    checked when the strategy is first used (InvalidStrategyArgument).
 
-    @st.composite
-    def array(draw):
-        return draw_array(draw, case, allow_nan=allow_nan, require_nan=require_nan)
+    case: the topkspec.spec.Case whose value type and shape the tensors have.
+    allow_nan: floating-point inputs may hold NaN.
+    require_nan: floating-point inputs always hold at least one NaN.
 
-    return array()
+        arrays_for(Case("onnx:24", "TopK", "float16", (2, 8), axis=1, k=3)).example()
+    """
+    def checked():
+        arguments.check_case("case", case)
+        arguments.check_bool("allow_nan", allow_nan)
+        arguments.check_bool("require_nan", require_nan)
+
+        @st.composite
+        def array(draw):
+            return draw_array(draw, case, allow_nan=allow_nan, require_nan=require_nan)
+
+        return array()
+    return st.deferred(checked)
 
 
 __all__ = ["LAYOUTS", "LONG_AXIS_LAYOUTS", "MODES", "NAN_PLACES", "arrays_for", "collision_pairs", "draw_array", "elements",

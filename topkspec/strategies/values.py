@@ -15,6 +15,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from topkspec.spec import dtypes
+from topkspec.strategies import arguments
 
 _FLOAT_BITS = {"float16": 16, "float32": 32, "float64": 64, "bfloat16": 32}
 # Plain values, simplest first (negatives left out for unsigned types).
@@ -90,10 +91,25 @@ def finfo(dtype: str) -> dict:
             "subnormal": float(info.smallest_subnormal)}
 
 
-@lru_cache(maxsize=64)
 def elements(dtype: str, *, allow_nan: bool = False) -> st.SearchStrategy:
     """One element as a Python number: small ones first (they shrink best), then the
-    special values, then anything of the type."""
+    special values, then anything of the type. Arguments are checked when the strategy is
+    first used (InvalidStrategyArgument).
+
+    dtype: the value type name ("float32", "bfloat16", "int8", ...).
+    allow_nan: NaN may be drawn (floating-point types).
+
+        elements("int8").example()   # 0, -128, 3, ...
+    """
+    def checked():
+        arguments.check_dtype("dtype", dtype)
+        arguments.check_bool("allow_nan", allow_nan)
+        return _elements(dtype, allow_nan)
+    return st.deferred(checked)
+
+
+@lru_cache(maxsize=64)
+def _elements(dtype: str, allow_nan: bool) -> st.SearchStrategy:
     dt = dtypes.numpy_dtype(dtype)
     specials = special_values(dtype, allow_nan=allow_nan)
     if dt.kind in "iu":

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from topkspec import spec
 from topkspec.spec import dtypes
+from topkspec.strategies import arguments
 from topkspec.strategies.invalid import dml as _dml, onnx as _onnx  # noqa: F401 (they register)
 from topkspec.strategies.invalid.registry import BREAKERS, IMPOSSIBLE_RULES, InvalidDraw
 
@@ -51,20 +52,28 @@ def breakable_rules(profile, *, strict_doc=None) -> list[str]:
 
 
 def invalid_descriptors(profile, rule=None) -> st.SearchStrategy[InvalidDraw]:
-    """Descriptors that break `rule` (any breakable rule of the profile when None).
+    """Descriptors that break `rule` (any breakable rule of the profile when None). Arguments
+    are checked when the strategy is first used: InvalidStrategyArgument (a ValueError) for a
+    rule that is unknown, has no check, or cannot be broken at the profile (e.g.
+    dml.direction.enum where TOP_K1 does not exist).
 
-    Raises ValueError for a rule that is unknown, has no check, or cannot be broken at the
-    profile (e.g. dml.direction.enum where TOP_K1 does not exist)."""
-    prof = spec.parse_profile(profile)
-    if rule is None:  # the rule first, so every rule is drawn about as often
-        return st.one_of([BREAKERS[r](prof.name) for r in sorted(breakable_rules(prof))])
-    if rule not in spec.RULES:
-        raise ValueError(f"unknown rule {rule!r}")
-    if rule not in BREAKERS:
-        raise ValueError(f"rule {rule} has no descriptor check, so no descriptor breaks it")
-    if rule not in breakable_rules(prof):
-        raise ValueError(f"rule {rule} cannot be broken at {prof.name}")
-    return BREAKERS[rule](prof.name)
+    profile: the spec profile ("dml:5.0", "onnx:24", ...).
+    rule: the rule id to break (None: every breakable rule, each about as often).
+
+        invalid_descriptors("onnx:24", "onnx.k.positive").example().descriptor
+    """
+    def checked():
+        prof = arguments.check_profile(profile)
+        if rule is None:  # the rule first, so every rule is drawn about as often
+            return st.one_of([BREAKERS[r](prof.name) for r in sorted(breakable_rules(prof))])
+        if not isinstance(rule, str) or rule not in spec.RULES:
+            arguments.fail("rule", rule, "is not a rule id of the spec (unknown rule)")
+        if rule not in BREAKERS:
+            arguments.fail("rule", rule, "has no descriptor check, so no descriptor breaks it")
+        if rule not in breakable_rules(prof):
+            arguments.fail("rule", rule, f"cannot be broken at {prof.name}")
+        return BREAKERS[rule](prof.name)
+    return st.deferred(checked)
 
 
 __all__ = ["BREAKERS", "CASE_RULES", "IMPOSSIBLE_RULES", "InvalidDraw", "breakable_rules", "carries_cases",
