@@ -119,6 +119,9 @@ def format_summary(result) -> str:
         lines.append("failures by class:")
     elif result.errors:
         pass
+    elif result.unreproduced:
+        lines.append("failures: none filed; what failed in the run failed in no fresh process (below), so it is "
+                     "no failure of any case (exit 0 unless something else failed)")
     elif thin:
         lines.append("failures: none found, but the run judged too little to say the properties hold "
                      f"(exit {EXIT_VACUOUS})")
@@ -146,6 +149,11 @@ def format_summary(result) -> str:
     for failure in result.known_failures:
         where = f" -> {failure.report_dir}" if failure.report_dir else ""
         lines.append(f"  [{failure.failure_class}] {failure.rule}: {failure.case.describe()}{where}")
+    for failure, saved in result.unreproduced:
+        earlier = failure.confirmation.history if failure.confirmation else 0
+        lines.append(f"not filed: [{failure.failure_class}] {failure.rule}: {failure.case.describe()} failed in the "
+                     f"run but in no fresh process, alone or after the {earlier} call(s) made before it there; "
+                     + (f"those calls are saved in {saved}" if saved else "its calls could not be saved"))
     for group, message in result.errors:
         lines.append(f"error in group {group} (a fault of the suite, not the target): {message}")
     return "\n".join(lines)
