@@ -30,13 +30,14 @@ def poisoned_by_float16(x, axis=-1, k=1, largest=True):
     return result
 
 
-def aborts_after_k3(x, axis=-1, k=1, largest=True):
-    """Right on every call by itself; but a call with K = 3 corrupts the process (as a heap
-    overrun does), and the next call after it aborts."""
+def aborts_after_float16(x, axis=-1, k=1, largest=True):
+    """Right on every call by itself; but a float16 call corrupts the process (as a heap
+    overrun does), and the next float32 call after it aborts."""
     global _POISONED
-    if _POISONED:
+    dtype = np.asarray(x).dtype
+    if _POISONED and dtype == np.float32:
         os.abort()
-    if k == 3:
+    if dtype == np.float16:
         _POISONED = True
     return planted_bugs.CORRECT(x, axis=axis, k=k, largest=largest)
 
