@@ -101,17 +101,20 @@ def test_the_predicate_answers_for_another_case_and_prior_calls(tmp_path):
     x = np.array([1, 5, 2], dtype=np.int8)
     poison = (case.with_(dtype="float16"), np.zeros(3, np.float16))
     still_fails = replayer.still_fails(failure, prior=[poison])
-    assert still_fails(case, x)
-    assert not replayer.fails_alike(failure, case, x)
-    assert not replayer.fails_alike(failure, case, x, prior=[(case, x)])
-    assert not still_fails(case.with_(shape=(1,)), x[:1])  # one element: nothing to get wrong
-    assert replayer.started == 4
+    try:
+        assert still_fails(case, x)
+        assert not replayer.fails_alike(failure, case, x)
+        assert not replayer.fails_alike(failure, case, x, prior=[(case, x)])
+        assert not still_fails(case.with_(shape=(1,)), x[:1])  # one element: nothing to get wrong
+        assert replayer.started == 4
+    finally:
+        replayer.close()
 
 
 def test_a_target_no_worker_can_build_is_filed_unconfirmed():
     replayer = Replayer(f"{STATEFUL}:no_such_function", timeout=5, profile="onnx:24")
-    result = fuzz_result_stub()
-    confirmation = replayer.confirm(result)
+    confirmation = replayer.confirm(fuzz_result_stub())
+    replayer.close()
     assert confirmation.outcome == NOT_CONFIRMED and "no_such_function" in confirmation.why
 
 

@@ -86,6 +86,7 @@ class Replayer:
         self.search_seconds, self.search_tests = search_seconds, search_tests
         self.started = 0  # fresh workers started, over the replayer's life
         self._shared = None  # the worker fails_alike(fresh=False) reuses
+        self._spare = None  # the next fresh worker, started while the last one is used
 
     def fails_alike(self, failure, case=None, x=None, *, prior=(), fresh: bool = True) -> bool:
         """Does (case, x) (default: the failure's own), after the calls `prior` [(case, x)],
@@ -140,17 +141,28 @@ class Replayer:
             return done(NOT_CONFIRMED, why=f"{type(exc).__name__}: {exc}")
 
     def close(self) -> None:
-        if self._shared is not None:
-            self._shared.close()
-            self._shared = None
+        for worker in (self._shared, self._spare):
+            if worker is not None:
+                worker.close()
+        self._shared = self._spare = None
 
     # -- one question ------------------------------------------------------------------------
 
     def _fresh(self) -> IsolatedTarget:
+        """A worker that has made no call, and the next one started meanwhile: its runtime
+        imports while this one is used, or while the run searches on."""
         self.started += 1
-        return IsolatedTarget(self.spec, timeout=self.timeout)
+        worker, self._spare = self._spare, None
+        if worker is None:
+            worker = IsolatedTarget(self.spec, timeout=self.timeout, wait=False)
+        try:
+            self._spare = IsolatedTarget(self.spec, timeout=self.timeout, wait=False)
+        except Exception:  # this one cannot start either: its own use says why
+            pass
+        return worker
 
     def _judge(self, target, failure, body, data, prior) -> bool:
+        target.version()  # a worker that cannot start raises here, not as an adapter error of the case
         for case, x in prior:
             try:
                 target.run(case, x)
