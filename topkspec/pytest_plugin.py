@@ -157,6 +157,10 @@ class TopKSession:
             self.target.close()
             raise
         self.reported: dict = {}  # failure key -> report folder
+        from topkspec.fuzz.confirm import Keeper, replayer_for
+        replayer, _ = replayer_for(self.target, self.target_spec, timeout=self.timeout, profile=self.profile,
+                                   strict_doc=self.strict_doc)
+        self.keeper = Keeper(self.result, replayer, self.report_dir)  # confirms each failure before it is kept
 
     def _result(self, options: SuiteOptions):
         from hypothesis import settings
@@ -213,13 +217,16 @@ class TopKSession:
 
     def failures_of(self, group: str) -> list:
         """The group's failures, each shrunk, kept in the session's result as a fuzz run keeps them."""
-        from topkspec.fuzz.results import record_failure
-
         planned = self.groups.get(group)
-        found = list(planned[2].failures.values()) if planned else []
-        for failure in found:
-            record_failure(self.result, failure)
-        return found
+        if not planned:
+            return []
+        self.keeper(planned[2])
+        unreproduced = {id(failure) for failure, _ in self.result.unreproduced}
+        return [failure for failure in planned[2].failures.values() if id(failure) not in unreproduced]
+
+    def unreproduced_of(self, group: str) -> list:
+        """[(failure, folder)]: the group's failures that failed in no fresh process (not filed)."""
+        return [(failure, saved) for failure, saved in self.result.unreproduced if failure.group == group]
 
     def write_report(self, failure) -> str | None:
         """Write a failure's bug report (once per distinct failure) when a folder was asked for."""
@@ -234,6 +241,8 @@ class TopKSession:
         return self.reported[failure.key]
 
     def close(self) -> None:
+        if self.keeper.replayer is not None:
+            self.keeper.replayer.close()
         self.target.close()
 
 
@@ -258,8 +267,13 @@ def pytest_runtest_makereport(item, call):
         return
     from topkspec.report.summary import failure_lines
 
-    lines = []
-    for failure in session.failures_of(group):
+    from topkspec.fuzz.confirm import not_filed_line
+
+    found = session.failures_of(group)
+    lines = [not_filed_line(failure, saved) for failure, saved in session.unreproduced_of(group)]
+    if lines and not found:  # what failed reproduced in no fresh process: no failure of any case
+        report.outcome, report.longrepr = "passed", None
+    for failure in found:
         lines.append(f"[{failure.failure_class}] {failure.rule}: {failure.case.describe()}")
         lines += failure_lines(failure, indent="    ")
         folder = session.write_report(failure)

@@ -290,3 +290,11 @@ class Keeper:
         failure.earlier = []
         self.result.unreproduced.append((failure, saved))
         return False
+
+
+def not_filed_line(failure, saved) -> str:
+    """The summary's line for a failure that reproduced nowhere (saved: its calls' folder)."""
+    earlier = failure.confirmation.history if failure.confirmation else 0
+    return (f"not filed: [{failure.failure_class}] {failure.rule}: {failure.case.describe()} failed in the run but in "
+            f"no fresh process, alone or after the {earlier} call(s) made before it there; "
+            + (f"those calls are saved in {saved}" if saved else "its calls could not be saved"))

@@ -149,11 +149,9 @@ def format_summary(result) -> str:
     for failure in result.known_failures:
         where = f" -> {failure.report_dir}" if failure.report_dir else ""
         lines.append(f"  [{failure.failure_class}] {failure.rule}: {failure.case.describe()}{where}")
-    for failure, saved in result.unreproduced:
-        earlier = failure.confirmation.history if failure.confirmation else 0
-        lines.append(f"not filed: [{failure.failure_class}] {failure.rule}: {failure.case.describe()} failed in the "
-                     f"run but in no fresh process, alone or after the {earlier} call(s) made before it there; "
-                     + (f"those calls are saved in {saved}" if saved else "its calls could not be saved"))
+    if result.unreproduced:
+        from topkspec.fuzz.confirm import not_filed_line
+        lines += [not_filed_line(failure, saved) for failure, saved in result.unreproduced]
     for group, message in result.errors:
         lines.append(f"error in group {group} (a fault of the suite, not the target): {message}")
     return "\n".join(lines)
