@@ -67,6 +67,7 @@ def test_a_failure_no_fresh_process_reproduces_is_not_filed(tmp_path, monkeypatc
     assert result.exit_code == 0, format_summary(result)
     summary = format_summary(result)
     assert "failures: none filed" in summary and "not filed: [wrong result]" in summary, summary
+    assert "not reproduced: broke in the run's worker only" in summary, summary
     for failure, saved in result.unreproduced:
         assert saved and saved in summary
         calls = json.load(open(os.path.join(saved, "calls.json")))["calls"]

@@ -194,7 +194,7 @@ def _search(config: RunConfig, target: Target | None, made: list) -> RunResult:
                         break
             except KeyboardInterrupt:  # Ctrl-C: stop, keep what was found, report it
                 result.interrupted = True
-        result.seconds = time.perf_counter() - start
+        result.seconds = time.perf_counter() - start - result.timing["confirm_s"]  # the search's own time
     finally:
         if replayer is not None:
             replayer.close()
@@ -355,7 +355,7 @@ def _run_group(target, result, group, strategy, body, group_settings, seed, prog
         test = settings(pass_settings, max_examples=max(1, left))(test)
         if pass_seed is not None:
             test = hypothesis_seed(pass_seed)(test)
-        group_start = time.perf_counter()
+        group_start, confirming = time.perf_counter(), result.timing["confirm_s"]
         try:
             test()
         except KeyboardInterrupt:
@@ -373,5 +373,5 @@ def _run_group(target, result, group, strategy, body, group_settings, seed, prog
             keep(ctx)
             if not replay:
                 return  # nothing new found: the search used what it was given
-        finally:
-            result.timing["group_s"] += time.perf_counter() - group_start
+        finally:  # the group's search, without confirming its failures (timed apart)
+            result.timing["group_s"] += time.perf_counter() - group_start - (result.timing["confirm_s"] - confirming)

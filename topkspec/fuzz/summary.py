@@ -152,6 +152,9 @@ def format_summary(result) -> str:
     if result.unreproduced:
         from topkspec.fuzz.confirm import not_filed_line
         lines += [not_filed_line(failure, saved) for failure, saved in result.unreproduced]
+    if result.timing["confirm_s"]:
+        lines.append(f"replaying failures in fresh processes before filing them: {result.timing['confirm_s']:.1f}s "
+                     f"(not in the examples' time above)")
     for group, message in result.errors:
         lines.append(f"error in group {group} (a fault of the suite, not the target): {message}")
     return "\n".join(lines)
