@@ -166,3 +166,25 @@ def test_the_history_is_bounded_and_a_new_worker_starts_a_new_one():
         assert [c.dtype for c, _ in target.history.before(10)] == ["float32"]
     finally:
         target.close()
+
+
+@pytest.mark.parametrize("function, exit_code, says", [
+    ("raises_on_nan", 1, "got a refusal"),  # refusing the valid case is no fix
+    ("CORRECT", 0, "fixed: the call returned a result"),
+])
+def test_a_crash_repro_counts_a_refusal_as_the_bug_still_there(tmp_path, function, exit_code, says):
+    from topkspec.fuzz import Failure, RunResult
+    from topkspec.properties import failures
+    from topkspec.properties.failures import Violation
+    from topkspec.report import write_report
+
+    case = Case(profile="onnx:24", op="TopK", dtype="float32", shape=(2,), axis=0, k=1, largest=True, sorted=True,
+                index_dtype="int64")
+    x = np.array([np.nan, 1], dtype=np.float32)
+    failure = Failure(target="t", group="valid", case=case, x=x, calls=[(case, x)], outputs=[None],
+                      violation=Violation("out.valid_accepted", "crashed", failure_class=failures.CRASH))
+    result = RunResult(target="t", version="v", profile="onnx:24", settings=None, seed=None, max_examples=1)
+    folder = write_report(failure, result, str(tmp_path), target_spec=f"{PLANTED}:{function}", timeout=7)
+    assert "timeout=7 if called" in open(os.path.join(folder, "repro.py")).read()
+    done = repro_exit(folder)
+    assert done.returncode == exit_code and says in done.stdout + done.stderr, done.stdout + done.stderr

@@ -237,7 +237,9 @@ class TopKSession:
         if failure.key not in self.reported:
             self.reported[failure.key] = write_report(failure, self.result, self.report_dir,
                                                       target_spec=self.target_spec,
-                                                      index=len(self.reported) + 1, timeout=self.timeout)
+                                                      index=len(self.reported) + 1,
+                                                      timeout=max(self.timeout, getattr(self.target, "timeout", 0),
+                                                                  getattr(self.target, "min_timeout", 0) or 0))
         return self.reported[failure.key]
 
     def close(self) -> None:
