@@ -33,10 +33,13 @@ def repro_exit(folder) -> subprocess.CompletedProcess:
                           timeout=120, cwd=os.path.dirname(folder))
 
 
-@pytest.mark.parametrize("name, failure_class", [("poisoned_by_float16", "wrong result"),
-                                                 ("aborts_after_float16", "crash")])
-def test_a_failure_after_a_poisoning_call_names_that_call_and_replays_it(tmp_path, name, failure_class):
-    result = fuzz(tmp_path, name)
+@pytest.mark.parametrize("name, failure_class, isolate", [
+    ("poisoned_by_float16", "wrong result", None),
+    ("poisoned_by_float16", "wrong result", False),  # run in this process: the run keeps its calls
+    ("aborts_after_float16", "crash", None),
+])
+def test_a_failure_after_a_poisoning_call_names_that_call_and_replays_it(tmp_path, name, failure_class, isolate):
+    result = fuzz(tmp_path, name, isolate=isolate)
     assert result.failures and result.exit_code == 1, format_summary(result)
     for failure in result.failures:
         assert failure.failure_class == failure_class
