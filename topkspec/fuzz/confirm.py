@@ -41,6 +41,7 @@ NOT_CONFIRMED = "not confirmed"  # could not be replayed in a fresh worker (said
 
 SEARCH_SECONDS = 120.0  # the most a search of the history spends on one failure
 SEARCH_TESTS = 200  # the most fresh workers it starts for one failure
+TRIES = 2  # fresh workers tried, alone and after the whole history, before a failure counts as not reproduced
 
 
 @dataclass
@@ -130,7 +131,10 @@ class Replayer:
         try:
             if self.fails_alike(failure):
                 return done(ALONE)
-            if not history or not self.fails_alike(failure, prior=history):
+            # a failure that comes and goes (a race, say) gets a second chance at each step
+            if not history or not any(self.fails_alike(failure, prior=history) for _ in range(TRIES)):
+                if self.fails_alike(failure):
+                    return done(ALONE)
                 return done(NOT_REPRODUCED)
             deadline = start + self.search_seconds
             prior, minimal = ddmin(history, lambda calls: self.fails_alike(failure, prior=calls),
