@@ -128,6 +128,8 @@ class Replayer:
             return Confirmation(outcome, list(prior), self.started - tests, time.perf_counter() - start, minimal, why,
                                 len(history))
 
+        if failure.group == "invalid" and not failure.calls:  # Target.check_descriptor, asked here only
+            return done(NOT_CONFIRMED, why="judged on its descriptor as written, which a worker process is not asked")
         try:
             if self.fails_alike(failure):
                 return done(ALONE)
