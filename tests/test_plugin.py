@@ -194,3 +194,14 @@ def test_a_known_deviation_passes_in_the_plugin_and_is_named(pytester, tmp_path)
                        "-k", "valid and not invalid")
     result.assert_outcomes(passed=1, deselected=4)
     result.stdout.fnmatch_lines(["out.values.select*known (*): planted: direction ignored*"])
+
+
+def test_a_failure_no_fresh_process_reproduces_passes_and_says_why(pytester, tmp_path, monkeypatch):
+    monkeypatch.setenv("TOPKSPEC_TEST_FIRST_PROCESS", str(tmp_path / "first"))
+    stateful = os.path.join(REPO, "tests", "stateful_targets.py")
+    result = run_suite(pytester, "--topk-target", f"{stateful}:fails_in_first_process", "--topk-spec", "onnx:24",
+                       "--topk-report-dir", str(tmp_path / "reports"), "-rA")
+    outcomes = result.parseoutcomes()
+    assert not outcomes.get("failed") and outcomes.get("passed"), f"outcomes: {outcomes}\n{result.stdout.str()}"
+    result.stdout.fnmatch_lines(["*not filed: [[]wrong result[]] out.*failed in the run but in no fresh process*"])
+    assert all(p.name.startswith("not-reproduced-") for p in (tmp_path / "reports").iterdir())

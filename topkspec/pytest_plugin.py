@@ -157,6 +157,10 @@ class TopKSession:
             self.target.close()
             raise
         self.reported: dict = {}  # failure key -> report folder
+        from topkspec.fuzz.confirm import Keeper, replayer_for
+        replayer, _ = replayer_for(self.target, self.target_spec, timeout=self.timeout, profile=self.profile,
+                                   strict_doc=self.strict_doc)
+        self.keeper = Keeper(self.result, replayer, self.report_dir)  # confirms each failure before it is kept
 
     def _result(self, options: SuiteOptions):
         from hypothesis import settings
@@ -214,21 +218,26 @@ class TopKSession:
         example(data.draw(strategy, label=group))
 
     def failures_of(self, group: str) -> list:
-        """The group's failures, each shrunk and reduced, kept in the session's result as a fuzz run keeps them."""
+        """The group's failures, each shrunk and reduced, then confirmed in a fresh process (see
+        fuzz.confirm) and kept in the session's result as a fuzz run keeps them."""
         from topkspec.fuzz.minimal import reduce_failure, reducible
-        from topkspec.fuzz.results import record_failure
 
         planned = self.groups.get(group)
-        kept = planned[2].failures if planned else {}
+        if not planned:
+            return []
+        kept = planned[2].failures
         for key, failure in list(kept.items()):  # as small as the bug allows, once per failure
             if key not in self.reduced and reducible(failure):
                 kept[key] = reduce_failure(self.target, self.result, failure, self.bodies[group],
                                            strict_doc=self.strict_doc)
             self.reduced.add(key)
-        found = list(kept.values())
-        for failure in found:
-            record_failure(self.result, failure)
-        return found
+        self.keeper(planned[2])
+        unreproduced = {id(failure) for failure, _ in self.result.unreproduced}
+        return [failure for failure in kept.values() if id(failure) not in unreproduced]
+
+    def unreproduced_of(self, group: str) -> list:
+        """[(failure, folder)]: the group's failures that failed in no fresh process (not filed)."""
+        return [(failure, saved) for failure, saved in self.result.unreproduced if failure.group == group]
 
     def write_report(self, failure) -> str | None:
         """Write a failure's bug report (once per distinct failure) when a folder was asked for."""
@@ -239,10 +248,14 @@ class TopKSession:
         if failure.key not in self.reported:
             self.reported[failure.key] = write_report(failure, self.result, self.report_dir,
                                                       target_spec=self.target_spec,
-                                                      index=len(self.reported) + 1, timeout=self.timeout)
+                                                      index=len(self.reported) + 1,
+                                                      timeout=max(self.timeout, getattr(self.target, "timeout", 0),
+                                                                  getattr(self.target, "min_timeout", 0) or 0))
         return self.reported[failure.key]
 
     def close(self) -> None:
+        if self.keeper.replayer is not None:
+            self.keeper.replayer.close()
         self.target.close()
 
 
@@ -267,8 +280,13 @@ def pytest_runtest_makereport(item, call):
         return
     from topkspec.report.summary import failure_lines
 
-    lines = []
-    for failure in session.failures_of(group):
+    from topkspec.fuzz.confirm import not_filed_line
+
+    found = session.failures_of(group)
+    lines = [not_filed_line(failure, saved) for failure, saved in session.unreproduced_of(group)]
+    if lines and not found:  # what failed reproduced in no fresh process: no failure of any case
+        report.outcome, report.longrepr = "passed", None
+    for failure in found:
         lines.append(f"[{failure.failure_class}] {failure.rule}: {failure.case.describe()}")
         lines += failure_lines(failure, indent="    ")
         folder = session.write_report(failure)

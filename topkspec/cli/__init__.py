@@ -122,6 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
     fuzz.add_argument("--strict-doc", action="store_true",
                       help="apply the literal DirectML text: K must be less than the axis size (a target "
                            "must refuse K equal to it); by default a target may refuse or compute it")
+    fuzz.add_argument("--no-confirm", dest="confirm", action="store_false",
+                      help="file each failure as found, without replaying it in a fresh process first")
     _add_run_options(fuzz)
 
     targets = sub.add_parser("targets", help="list the targets and what they support")
@@ -200,7 +202,7 @@ def cmd_fuzz(args) -> int:
                            progress=None if args.quiet else sys.stderr, strict_doc=args.strict_doc,
                            known=args.known, report_known=args.report_known, documents_only=args.documents_only,
                            max_axis_size=args.max_axis_size, max_elements=args.max_elements,
-                           verbose=args.verbose)
+                           verbose=args.verbose, confirm=args.confirm)
         result = run_fuzz(config, target=target)
     finally:
         target.close()  # the run closes it too; this is for a Ctrl-C before the run begins

@@ -83,6 +83,7 @@ class RunConfig:
     documents_only: bool = False  # judge by the documents alone: our readings broken are notes
     max_axis_size: int | None = None  # the longest axis drawn; None: the named settings' or the strategies'
     max_elements: int | None = None  # the most elements an input has; None: likewise
+    confirm: bool = True  # replay each failure in a fresh process before filing it (fuzz.confirm)
 
 
 def shape_limits(settings_name: str | None, max_axis_size: int | None, max_elements: int | None) -> dict:

@@ -206,13 +206,12 @@ def plan_groups(target: Target, profile: str, *, strict_doc: bool = False, max_a
         options["max_axis_size"] = max_axis_size
     if max_elements is not None:
         options["max_total"] = max_elements
-    groups = {"valid": (case_and_input(profile, allow_nan=False, **options), _result_body)}
+    groups = {"valid": (case_and_input(profile, allow_nan=False, **options), body_of("valid"))}
     floats = _float_types(profile)
     if floats:
         groups["nan"] = (case_and_input(profile, dtypes=floats, allow_nan=True, require_nan=True, **options),
-                         _result_body)
-    groups["metamorphic"] = (case_and_input(profile, allow_nan=True, **options),
-                             _metamorphic_body("metamorphic", share_calls=True))
+                         body_of("nan"))
+    groups["metamorphic"] = (case_and_input(profile, allow_nan=True, **options), body_of("metamorphic"))
     # The rules in force under the strict_doc setting; only breakages a call can carry; table
     # rules only for targets that know the tables (and the literal K bound, when asked for,
     # for every target: it replaces the K bound every target is held to).
@@ -222,14 +221,25 @@ def plan_groups(target: Target, profile: str, *, strict_doc: bool = False, max_a
                  if (carries_cases(profile, rule) or rule in by_descriptor)
                  and (tables or rule in IMPOSSIBLE_RULES or (strict_doc and rule == "dml.k.max_strict"))]
     if target.validates and breakable:
-        groups["invalid"] = (st.one_of([invalid_descriptors(profile, rule) for rule in breakable]), _invalid_body)
+        groups["invalid"] = (st.one_of([invalid_descriptors(profile, rule) for rule in breakable]),
+                             body_of("invalid"))
     if not target.computes:  # a validator: it is handed descriptors, valid and broken, and computes nothing
         from topkspec.fuzz.validator_groups import accepts_group
         return {"accepts": accepts_group(target, profile, strict_doc), **{g: groups[g] for g in ("invalid",)
                                                                            if g in groups}}
-    groups["deterministic"] = (case_and_input(profile, allow_nan=True, **options),
-                               _metamorphic_body("deterministic", share_calls=False))
+    groups["deterministic"] = (case_and_input(profile, allow_nan=True, **options), body_of("deterministic"))
     return groups
+
+
+def body_of(group: str):
+    """The body that checks one example of a group that calls the target (None for a
+    validator's): plan_groups pairs it with the group's strategy, and a failure is confirmed
+    by running it again (fuzz.confirm)."""
+    if group in ("valid", "nan"):
+        return _result_body
+    if group in ("metamorphic", "deterministic"):
+        return _metamorphic_body(group, share_calls=group == "metamorphic")
+    return _invalid_body if group == "invalid" else None
 
 
 def split_budget(total: int, groups) -> dict:

@@ -10,7 +10,12 @@ so a replay in a fresh worker can take its place). What is reduced:
   failure keeps its relation between calls;
 - not invalid descriptors: each breaks a rule by its structure, drawn small already (axes to
   64, 512 elements), and a smaller one could break another rule instead;
-- not hangs: each try would cost the target's time limit.
+- not hangs: each try would cost the target's time limit;
+- not a failure that needs earlier calls (fuzz.confirm, Failure.prior): its case is only part
+  of its input, and a smaller one tried in the run's process says nothing about a fresh one.
+
+A failure that was confirmed alone in a fresh worker keeps its reduced case only when that
+fails alone in a fresh worker too (`confirm`); otherwise the confirmed case stays.
 
 The failure kept is the replay's on the smallest candidate, so its message, expected and actual
 values are those of the reported case.
@@ -61,11 +66,13 @@ def same_failure(target, result, failure, body, *, strict_doc=False):
 
 def reducible(failure) -> bool:
     return (failure.group in _REDUCED_GROUPS and failure.failure_class != failures.HANG
-            and failure.calls and failure.x is not None)
+            and failure.calls and failure.x is not None and not failure.prior)
 
 
-def reduce_failure(target, result, failure, body, *, strict_doc=False, seconds=DEFAULT_SECONDS, log=None):
-    """`failure` reduced (see the module text), or `failure` itself when nothing smaller fails."""
+def reduce_failure(target, result, failure, body, *, strict_doc=False, seconds=DEFAULT_SECONDS, log=None,
+                   confirm=None):
+    """`failure` reduced (see the module text), or `failure` itself when nothing smaller fails
+    (or, with `confirm`, when the smaller one does not fail alone in a fresh worker)."""
     drawn = failure.drawn or failure.case
     x = failure.calls[0][1]  # the example's own input: its first call's
     still_fails = same_failure(target, result, failure, body, strict_doc=strict_doc)
@@ -78,13 +85,18 @@ def reduce_failure(target, result, failure, body, *, strict_doc=False, seconds=D
     start = time.perf_counter()
     case, x, steps = reduce_case(drawn, x, counted, seconds=seconds, strict_doc=strict_doc, log=log)
     smaller = _replay(target, result, failure, body, case, x, strict_doc) if steps else None
+    if smaller is not None:
+        smaller.confirmation, smaller.earlier = failure.confirmation, failure.earlier
+        if confirm is not None and not confirm(smaller):
+            smaller = None  # it fails only in the run's process: the case confirmed alone stays
     kept = failure if smaller is None else smaller  # a target that no longer fails keeps the first
     result.reductions.append((failure.key, failure.case, kept.case, time.perf_counter() - start, len(asked),
                               len(steps)))
     return kept
 
 
-def reduce_failures(target, result, groups: dict, *, strict_doc=False, seconds=DEFAULT_SECONDS, log=None) -> None:
+def reduce_failures(target, result, groups: dict, *, strict_doc=False, seconds=DEFAULT_SECONDS, log=None,
+                    confirm=None) -> None:
     """Every kept failure of `result` reduced in place; the time goes to timing["reduce_s"]."""
     start = time.perf_counter()
     for kept in (result.failures, result.known_failures):
@@ -94,5 +106,5 @@ def reduce_failures(target, result, groups: dict, *, strict_doc=False, seconds=D
             if log is not None:
                 log(f"reduce: {failure.rule} ({failure.failure_class}) from {failure.case.describe()}")
             kept[number] = reduce_failure(target, result, failure, groups[failure.group][1],
-                                          strict_doc=strict_doc, seconds=seconds, log=log)
+                                          strict_doc=strict_doc, seconds=seconds, log=log, confirm=confirm)
     result.timing["reduce_s"] += time.perf_counter() - start

@@ -62,6 +62,12 @@ class Failure:
     report_dir: str | None = None
     drawn: object = None  # the example's own case, when the call that failed was another
     known: object = None  # the KnownEntry declaring it (reported with --report-known only)
+    # The calls its process made before it, which it may need (fuzz.confirm): `earlier` as the
+    # run saw them, `prior` the fewest of them after which it fails in a fresh process (repro.py
+    # makes them first), and what replaying it in a fresh process showed (a Confirmation).
+    earlier: list = field(default_factory=list, repr=False)
+    prior: list = field(default_factory=list)
+    confirmation: object = None
 
     def __post_init__(self):
         if self.calls and self.draw is None and self.relation in ONE_CALL_RELATIONS:
@@ -122,6 +128,9 @@ class RunResult:
     refused_k_at_axis_size: int = 0  # DirectML K equal to the axis size refused: allowed, not judged
     strict_doc: bool = False
     failures: list = field(default_factory=list)
+    # Failures that failed in no fresh process, not even after the calls made before them:
+    # not filed, never a failure of the run; [(Failure, folder holding its history or None)]
+    unreproduced: list = field(default_factory=list)
     # Groups that found a failure, kept or not (a failure another group found first is kept once)
     failed_groups: set = field(default_factory=set)
     errors: list = field(default_factory=list)  # (group, message): the suite itself failed
@@ -130,6 +139,8 @@ class RunResult:
     timing: Counter = field(default_factory=Counter)  # target_s, checks_s, body_s
     notes: list = field(default_factory=list)  # lines about how the run ran (isolation, ...)
     in_worker: bool = False  # the target ran in a worker process (topkspec.targets.isolation)
+    timeout: float | None = None  # the seconds a call may take (the target's own limit when longer)
+    history: object = None  # the calls of a target run in this process (a CallHistory), for fuzz.confirm
     interrupted: bool = False  # stopped by Ctrl-C: what it holds is the run so far
     judged: Counter = field(default_factory=Counter)  # per group: examples whose verdict counts
     budgets: dict = field(default_factory=dict)  # per group: its share of the budget
@@ -150,7 +161,8 @@ class RunResult:
         return self.has_key(failure.key)
 
     def has_key(self, key) -> bool:
-        return any(f.key == key for f in self.failures) or any(f.key == key for f in self.known_failures)
+        return any(f.key == key for f in self.failures + self.known_failures) or \
+            any(f.key == key for f, _ in self.unreproduced)  # replayed already, and failed nowhere
 
     def groups_that_failed(self) -> set:
         """The groups that found a failure, whether it was kept under them or under a group

@@ -40,9 +40,10 @@ from topkspec.fuzz.context import GroupContext
 from topkspec.fuzz.database import KeyedDatabase, open_database
 from topkspec.fuzz.groups import case_of, plan_groups, split_budget
 from topkspec.fuzz.resolve import resolve_target
-from topkspec.fuzz.results import Failure, RunResult, record_failure
+from topkspec.fuzz.results import ONE_CALL_RELATIONS, Failure, RunResult, record_failure
 from topkspec.fuzz.summary import Progress
 from topkspec.targets.base import Target
+from topkspec.targets.history import CallHistory
 from topkspec.targets.isolation import IsolatedTarget
 
 
@@ -127,7 +128,8 @@ def run_fuzz(config: RunConfig, *, target: Target | None = None) -> RunResult:
         result = _search(config, target, made)
         if config.report_dir:
             from topkspec.report import write_reports
-            write_reports(result, config.report_dir, target_spec=config.target, timeout=config.timeout)
+            write_reports(result, config.report_dir, target_spec=config.target,
+                          timeout=result.timeout or config.timeout)
         return result
     finally:
         remove_if_empty(made)
@@ -139,6 +141,7 @@ def _search(config: RunConfig, target: Target | None, made: list) -> RunResult:
 
     entered = time.perf_counter()
     notes: list = []
+    replayer = None
     try:
         values, database_at = _settings_for(config)
         budget = config.max_examples if config.max_examples is not None else values["max_examples"]
@@ -165,7 +168,10 @@ def _search(config: RunConfig, target: Target | None, made: list) -> RunResult:
                            settings=config.settings, seed=config.seed, max_examples=budget,
                            notes=notes, strict_doc=config.strict_doc, known=known,
                            report_known=config.report_known, documents_only=config.documents_only,
-                           computes=target.computes, in_worker=isinstance(target, IsolatedTarget))
+                           computes=target.computes, in_worker=isinstance(target, IsolatedTarget),
+                           timeout=_call_limit(target, config.timeout))
+        keep = _keeper(config, target, result, profile, notes)
+        replayer = keep.replayer
         groups = plan_groups(target, profile, strict_doc=config.strict_doc,
                              **shape_limits(config.settings, config.max_axis_size, config.max_elements))
         if config.groups is not None:
@@ -179,7 +185,8 @@ def _search(config: RunConfig, target: Target | None, made: list) -> RunResult:
                 for group, examples in result.budgets.items():
                     _run_group(target, result, group, *groups[group], _group_settings(config, values, database,
                                examples, f"{target.name}|{profile}|{group}"), config.seed, progress,
-                               strict_doc=config.strict_doc, ctrl_c=ctrl_c, stop_at_first=config.stop_at_first)
+                               strict_doc=config.strict_doc, ctrl_c=ctrl_c, stop_at_first=config.stop_at_first,
+                               keep=keep)
                     if ctrl_c.pressed:  # an interrupt something swallowed: stop all the same
                         raise KeyboardInterrupt
                     progress.update(result, group, force=True)
@@ -187,14 +194,17 @@ def _search(config: RunConfig, target: Target | None, made: list) -> RunResult:
                         break
             except KeyboardInterrupt:  # Ctrl-C: stop, keep what was found, report it
                 result.interrupted = True
-        result.seconds = time.perf_counter() - start
+        result.seconds = time.perf_counter() - start - result.timing["confirm_s"]  # the search's own time
         if config.shrink and config.reduce and not result.interrupted:  # as small as the bug allows
             from topkspec.fuzz.minimal import reduce_failures
             try:
-                reduce_failures(target, result, groups, strict_doc=config.strict_doc, log=_log if config.verbose else None)
+                reduce_failures(target, result, groups, strict_doc=config.strict_doc,
+                                log=_log if config.verbose else None, confirm=_fails_alone(replayer))
             except KeyboardInterrupt:  # each failure is replaced once reduced: keep what is done
                 result.interrupted = True
     finally:
+        if replayer is not None:
+            replayer.close()
         if target is not None:
             target.close()
     return result
@@ -203,6 +213,32 @@ def _search(config: RunConfig, target: Target | None, made: list) -> RunResult:
 def _log(line: str) -> None:
     import sys
     print(f"topkspec: {line}", file=sys.stderr, flush=True)
+
+
+def _call_limit(target, asked: float) -> float:
+    """The seconds a call of the target may take: its worker's limit, else the one asked for or
+    the target's own minimum (a compiler's first build of a shape), whichever is longer."""
+    if isinstance(target, IsolatedTarget):
+        return target.timeout
+    return max(asked, getattr(target, "min_timeout", 0) or 0)
+
+
+def _fails_alone(replayer):
+    """confirm(failure) for the reducer: whether a reduced failure still fails alone in a fresh
+    worker, as the failure it came from did (None: failures are filed as found)."""
+    if replayer is None:
+        return None
+
+    from topkspec.fuzz.confirm import ALONE
+
+    def confirm(failure) -> bool:
+        if failure.confirmation is None or failure.confirmation.outcome != ALONE:
+            return True  # not confirmed in a fresh worker (a validator, say): nor is the smaller one
+        try:
+            return replayer.fails_alike(failure)
+        except Exception:  # no fresh worker to ask: the case that was confirmed stays
+            return False
+    return confirm
 
 
 def group_test(target, result, group, strategy, body, *, progress=None, strict_doc=False, ctrl_c=None):
@@ -218,11 +254,13 @@ def group_example(target, result, group, body, *, progress=None, strict_doc=Fals
     """(example, ctx): the function that checks one drawn example of `group` (group_test's
     test before @given), for a test that draws the example itself."""
     ctx = GroupContext(target, result, group, strict_doc=strict_doc)
+    history = _history(target, result)
 
     def run_example(data):
         if ctrl_c is not None and ctrl_c.pressed:
             raise KeyboardInterrupt
         ctx.start_example()
+        mark = history.count  # the number of the example's first call
         if ctx.stopped():
             return  # enough crashing/hanging replays: keep the smallest one seen
         result.examples[group] += 1
@@ -236,15 +274,15 @@ def group_example(target, result, group, body, *, progress=None, strict_doc=Fals
             except Violation as violation:  # a crash, hang, broken adapter or refusal: the example ends
                 ctx.found.append(violation)
                 judged = True
+            if history is not getattr(target, "history", None):  # a target in this process: kept here
+                for call in ctx.calls:
+                    history.record(*call)
             if judged:
                 result.judged[group] += 1
             ctx.end_example()
             if ctx.found:
                 case, x, draw = _example_case(ctx, group, data)
-                ctx.settle(case, lambda violation: Failure(
-                    target=target.name, group=group, violation=violation, case=case, x=x,
-                    calls=ctx.calls[:ctx.calls_until(violation)], outputs=ctx.outputs[:ctx.calls_until(violation)],
-                    draw=draw))
+                ctx.settle(case, lambda violation: _failure(ctx, violation, case, x, draw, history.before, mark))
         finally:
             result.timing["body_s"] += time.perf_counter() - start
 
@@ -254,6 +292,28 @@ def group_example(target, result, group, body, *, progress=None, strict_doc=Fals
         run_example(data)
 
     return example, ctx
+
+
+def _history(target, result) -> CallHistory:
+    """The calls made in the target's process: its worker's, or, for a target in this
+    process, those of the run (kept on the result, shared by its groups)."""
+    if isinstance(getattr(target, "history", None), CallHistory):
+        return target.history
+    if result.history is None:
+        result.history = CallHistory()
+    return result.history
+
+
+def _failure(ctx, violation, case, x, draw, before, mark) -> Failure:
+    """The example's Failure for `violation`, with the calls made before it in its process
+    (`before(number)`; `mark`: the number of the example's first call). A failure seen on one
+    call is that call's: the example's calls before it count as earlier calls too."""
+    until = ctx.calls_until(violation)
+    failure = Failure(target=ctx.target.name, group=ctx.group, violation=violation, case=case, x=x,
+                      calls=ctx.calls[:until], outputs=ctx.outputs[:until], draw=draw)
+    own = until - 1 if until and failure.relation in ONE_CALL_RELATIONS and ctx.group != "invalid" else 0
+    failure.earlier = before(mark + own)
+    return failure
 
 
 def _example_case(ctx, group, data):
@@ -267,8 +327,22 @@ def _example_case(ctx, group, data):
     return case, x, draw
 
 
+def _keeper(config, target, result, profile, notes):
+    """The function that keeps a group's failures (see confirm.Keeper): each new one replayed
+    in a fresh process first, unless the run was asked not to or the target cannot be."""
+    from topkspec.fuzz.confirm import Keeper, replayer_for
+
+    replayer = None
+    if config.confirm:
+        replayer, why = replayer_for(target, config.target, timeout=result.timeout, profile=profile,
+                                     strict_doc=config.strict_doc)
+        if why:
+            notes.append(f"failures are filed as found, not replayed in a fresh process first: {why}")
+    return Keeper(result, replayer, config.report_dir)
+
+
 def _keep(result, ctx) -> None:
-    """Keep the group's failures (each shrunk, when Hypothesis finished with it)."""
+    """Keep the group's failures as found (each shrunk, when Hypothesis finished with it)."""
     for failure in ctx.failures.values():
         record_failure(result, failure)
 
@@ -292,10 +366,12 @@ def _passes(group_settings, seed, group: str):
 
 
 def _run_group(target, result, group, strategy, body, group_settings, seed, progress, *, strict_doc=False,
-               ctrl_c=None, stop_at_first=False) -> None:
+               ctrl_c=None, stop_at_first=False, keep=None) -> None:
     """Run one group: its passes (see _passes) until one finds nothing new or the group's
     budget is spent (shrinking counts: each example it runs is one); with `stop_at_first`,
-    until the run has a failure."""
+    until the run has a failure. `keep(ctx, confirm=True)` keeps a pass's failures (default:
+    as found)."""
+    keep = keep or (lambda ctx, confirm=True: _keep(result, ctx))
     share, start_count = group_settings.max_examples, result.examples[group]
     for index, (pass_settings, pass_seed) in enumerate(_passes(group_settings, seed, group)):
         if stop_at_first and result.first_failure is not None:
@@ -309,23 +385,23 @@ def _run_group(target, result, group, strategy, body, group_settings, seed, prog
         test = settings(pass_settings, max_examples=max(1, left))(test)
         if pass_seed is not None:
             test = hypothesis_seed(pass_seed)(test)
-        group_start = time.perf_counter()
+        group_start, confirming = time.perf_counter(), result.timing["confirm_s"]
         try:
             test()
         except KeyboardInterrupt:
-            _keep(result, ctx)  # found before the interrupt (perhaps not fully shrunk)
+            keep(ctx, confirm=False)  # found before the interrupt (perhaps not fully shrunk)
             raise
         except Exception as exc:  # the group's shrunk failures (one, a group of them, or reported flaky)
             if not ctx.failures and not isinstance(exc, unittest.SkipTest) and not (ctrl_c and ctrl_c.pressed):
                 result.errors.append((group, f"{type(exc).__name__}: {exc}"))
-            _keep(result, ctx)
+            keep(ctx)
             if ctrl_c and ctrl_c.pressed:  # the interrupt, folded by Hypothesis into its own error
                 raise KeyboardInterrupt from None
             if not ctx.failures and not replay:
                 return  # a fault of the suite: searching again would meet it again
         else:
-            _keep(result, ctx)
+            keep(ctx)
             if not replay:
                 return  # nothing new found: the search used what it was given
-        finally:
-            result.timing["group_s"] += time.perf_counter() - group_start
+        finally:  # the group's search, without confirming its failures (timed apart)
+            result.timing["group_s"] += time.perf_counter() - group_start - (result.timing["confirm_s"] - confirming)

@@ -119,6 +119,9 @@ def format_summary(result) -> str:
         lines.append("failures by class:")
     elif result.errors:
         pass
+    elif result.unreproduced:
+        lines.append("failures: none filed; what failed in the run failed in no fresh process (below), so it is "
+                     "no failure of any case (exit 0 unless something else failed)")
     elif thin:
         lines.append("failures: none found, but the run judged too little to say the properties hold "
                      f"(exit {EXIT_VACUOUS})")
@@ -147,6 +150,12 @@ def format_summary(result) -> str:
     for failure in result.known_failures:
         where = f" -> {failure.report_dir}" if failure.report_dir else ""
         lines.append(f"  [{failure.failure_class}] {failure.rule}: {failure.case.describe()}{where}")
+    if result.unreproduced:
+        from topkspec.fuzz.confirm import not_filed_line
+        lines += [not_filed_line(failure, saved) for failure, saved in result.unreproduced]
+    if result.timing["confirm_s"]:
+        lines.append(f"replaying failures in fresh processes before filing them: {result.timing['confirm_s']:.1f}s "
+                     f"(not in the examples' time above)")
     for group, message in result.errors:
         lines.append(f"error in group {group} (a fault of the suite, not the target): {message}")
     return "\n".join(lines)

@@ -6,7 +6,8 @@
   (with --documents-only, a note, not a failure);
 - known: it broke only in ways a known-deviation entry declares;
 - unsupported: no example could reach it, for a reason the target gives;
-- not evaluated: no example reached it.
+- not evaluated: no example reached it;
+- not reproduced: it broke in the run only, in no fresh process (fuzz.confirm): no failure.
 """
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ BROKEN_BY_READING = "broken by our reading only"
 KNOWN = "known"
 UNSUPPORTED = "unsupported"
 NOT_EVALUATED = "not evaluated"
-VERDICTS = (HOLDS, BROKEN, BROKEN_BY_READING, KNOWN, UNSUPPORTED, NOT_EVALUATED)
+NOT_REPRODUCED = "not reproduced"
+VERDICTS = (HOLDS, BROKEN, BROKEN_BY_READING, KNOWN, UNSUPPORTED, NOT_EVALUATED, NOT_REPRODUCED)
 
 # The groups whose examples reach a rule, where it is not the valid group (for `unsupported`).
 _RULE_GROUPS = {"out.invalid_rejected": ("invalid",), "out.valid_accepted": ("valid", "accepts"), "out.deterministic": ("deterministic",),
@@ -59,7 +61,8 @@ class RuleVerdict:
     def text(self) -> str:
         """'holds (812)', 'broken (wrong result)', 'known (34): reason', ..."""
         count = f" ({self.count})" if self.count and self.kind in (HOLDS, KNOWN) else ""
-        detail = f": {self.detail}" if self.detail and self.kind in (KNOWN, UNSUPPORTED, NOT_EVALUATED) else ""
+        detail = f": {self.detail}" if self.detail and self.kind in (KNOWN, UNSUPPORTED, NOT_EVALUATED,
+                                                                      NOT_REPRODUCED) else ""
         if self.kind in (BROKEN, BROKEN_BY_READING) and self.detail:
             detail = f" ({self.detail})"
         return f"{self.kind}{count}{detail}"
@@ -131,6 +134,10 @@ def _verdict_of(result, rule: str) -> RuleVerdict:
         if len(known) > 1:
             detail += f" (and {len(known) - 1} more declared deviation{'s' if len(known) > 2 else ''})"
         return RuleVerdict(rule, KNOWN, sum(n for _, n in known), detail)
+    unreproduced = [f for f, _ in getattr(result, "unreproduced", ()) if rule in _failure_rules(f)]
+    if unreproduced:  # its failure reproduced in no fresh process: not filed
+        return RuleVerdict(rule, NOT_REPRODUCED, result.broken_seen[rule],
+                           "broke in the run's worker only, in no fresh process; not filed (see below)")
     if result.broken_seen[rule]:  # broke only alongside a failure another rule reported first
         kind = BROKEN_BY_READING if is_reading(rule, result.profile) else BROKEN
         return RuleVerdict(rule, kind, result.broken_seen[rule],

@@ -11,7 +11,7 @@ from topkspec.known import known_upstream
 from topkspec.report.cite import citations
 from topkspec.spec.queries import rule_status, stated_by
 from topkspec.report.compare import calls_for, expected_result
-from topkspec.report.markdown import report_markdown
+from topkspec.report.markdown import after_words, report_markdown
 from topkspec.report.program import repro_source
 from topkspec.report.wording import title as title_of
 from topkspec.targets.repro import writer_for
@@ -58,6 +58,7 @@ def _call_dict(case) -> dict:
 
 def _arrays(failure, calls) -> dict:
     arrays = {f"x{i}": _storable(x) for i, (_, x) in enumerate(calls)}
+    arrays.update({f"earlier_x{i}": _storable(x) for i, (_, x) in enumerate(failure.prior, 1)})
     for i, out in enumerate(failure.outputs):
         if out is not None:
             arrays[f"actual_values_{i}"], arrays[f"actual_indices_{i}"] = _storable(out[0]), np.asarray(out[1])
@@ -101,7 +102,7 @@ def write_report(failure, result, directory: str, *, target_spec=None, index: in
     case = calls[0][0] if calls else failure.case
     stack = writer.stack(target, case, spec_text)
     upstream = known_upstream(failure, result, spec_text)
-    title = f"{title_of(stack, failure)} ({stated_by(failure.rule, result.profile).phrase})"
+    title = f"{title_of(stack, failure)}{after_words(failure)} ({stated_by(failure.rule, result.profile).phrase})"
     quoted = citations(failure.rule, failure.case)
     rule_line = (f'{quoted[0]["title"]}, {quoted[0]["section"]}: {quoted[0]["quote"]}'
                  if quoted else f"Rule {failure.rule}")
@@ -112,6 +113,9 @@ def write_report(failure, result, directory: str, *, target_spec=None, index: in
         "version": result.version, "profile": result.profile, "group": failure.group,
         "relation": relation, "case": failure.case.to_dict(),
         "drawn_case": (failure.drawn or failure.case).to_dict(), "calls": [_call_dict(c) for c, _ in calls],
+        # the calls it fails after in the same process (earlier_x1, ... in inputs.npz)
+        "earlier_calls": [_call_dict(c) for c, _ in failure.prior],
+        "confirmed": failure.confirmation.describe() if failure.confirmation is not None else None,
         "violation": failure.violation.to_dict(), "seed": result.seed,
         "rule_status": rule_status(failure.rule, result.profile),
         "known": upstream[0].describe() if upstream else None,  # with --known or not

@@ -142,6 +142,30 @@ def summary(failure, relation: str, stack) -> str:
     return f"{given} broke the rule below: {message_of(v)}."
 
 
+def after_words(failure) -> str:
+    """' after TopK on float16[1], K = 1, largest' for a failure that needs earlier calls in its
+    process (Failure.prior), '' for one that fails alone."""
+    prior = getattr(failure, "prior", None) or []
+    if not prior:
+        return ""
+    more = f" and {len(prior) - 1} more call{'s' if len(prior) > 2 else ''}" if len(prior) > 1 else ""
+    return f" after TopK on {case_words(prior[-1][0])}{more}"
+
+
+def earlier_section(failure) -> list[str]:
+    """The calls a failure needs before its own, state-setting calls first in the report."""
+    prior = getattr(failure, "prior", None) or []
+    if not prior:
+        return []
+    one = len(prior) == 1
+    lines = [f"It fails only after {'this call' if one else f'these {len(prior)} calls'} in the same process: "
+             f"alone, in a fresh process, the case does not fail. `repro.py` makes {'it' if one else 'them'} first.",
+             ""]
+    lines += [f"{n}. TopK on {case_words(case)} at `{case.profile}`: input `{array_text(x)}`"
+              for n, (case, x) in enumerate(prior, 1)]
+    return lines + [""]
+
+
 def environment(stack) -> list[str]:
     lines = [f"- **Runtime**: {stack.label}"
              + (": " + ", ".join(f"{name} {version}" for name, version in stack.versions.items())
@@ -175,7 +199,11 @@ def report_markdown(failure, result, relation: str, *, title: str, stack, repro:
     case, v = failure.case, failure.violation
     from topkspec.spec.queries import profile_text
 
-    parts = [f"# {title}", "", *known_paragraph(upstream), summary(failure, relation, stack), ""]
+    opening = summary(failure, relation, stack)
+    if failure.prior:  # the state-setting calls first
+        opening = f"After TopK on {'; '.join(case_words(c) for c, _ in failure.prior)} in the same process: " \
+                  + opening[0].lower() + opening[1:]
+    parts = [f"# {title}", "", *known_paragraph(upstream), opening, ""]
     if failure.failure_class != failures.ADAPTER_ERROR:  # no spec rule is in question
         parts += ["## The rule", "", f"Judged by {profile_text(case.profile)}, profile `{case.profile}`:", ""]
         parts += rule_section(failure.rule, case, result.profile)
@@ -186,8 +214,8 @@ def report_markdown(failure, result, relation: str, *, title: str, stack, repro:
             rule = spec.RULES.get(rule_id)
             parts.append(f"- `{rule_id}`" + (f" ({rule_status(rule_id, result.profile)}): {rule.statement}"
                                              + (f" Why: {rule.reason}" if rule.reason else "") if rule else ""))
-    parts += ["", "## The case", "", f"{case_words(case)} at `{case.profile}`:", "", "```json",
-              _descriptor(failure), "```", ""]
+    parts += ["", "## The case", "", *earlier_section(failure), f"{case_words(case)} at `{case.profile}`:", "",
+              "```json", _descriptor(failure), "```", ""]
     if failure.drawn is not None:
         parts += [f"The property group `{failure.group}` drew {case_words(failure.drawn)} and made this call to "
                   f"check it; this call is the one that failed.", ""]

@@ -187,6 +187,33 @@ def _descriptor_source(failure, descriptor, *, target, target_spec, title: str, 
     return head + "\n" + runtime + "\n\n" + literal + "\n" + check
 
 
+def earlier_source(failure, runtime: str, *, writer, target, target_spec) -> tuple[str, set]:
+    """The part of repro.py that makes the calls a failure needs before its own (Failure.prior:
+    it fails in a fresh process only after them): each call's runtime as the run set it up (the
+    main `topk` when that is the same), its input, and `earlier_calls()`, which makes them and
+    lets each one's own result or refusal pass. ("", set()) for a failure that fails alone."""
+    prior = getattr(failure, "prior", None) or []
+    if not prior:
+        return "", set()
+    functions, defined, entries, lines, needs = {runtime: "topk"}, [], [], [], set()
+    for number, (case, x) in enumerate(prior, 1):
+        template = writer.template(case) if callable(writer.template) else writer.template
+        text = render_runtime(template, **writer.fill(target, case, target_spec))
+        if text not in functions:  # another type or option: `topk` set up as for that call
+            functions[text] = f"topk_as_call_{number}"
+            defined.append(f"\n\ndef runtime_of_call_{number}():\n    \"\"\"`topk` as earlier call {number} ran "
+                           f"it.\"\"\"\n{textwrap.indent(text.strip(), '    ')}\n    return topk\n\n\n"
+                           f"{functions[text]} = runtime_of_call_{number}()\n")
+        literal, more = array_literal(x, f"X_EARLIER_{number}", f"earlier_x{number}")
+        needs |= more
+        lines.append(literal)
+        entries.append(f"({functions[text]}, X_EARLIER_{number}, {case.k}, {case.axis})")
+    source = ("".join(defined) + "\n\n# It fails only after these calls in the same process, which set its state:\n"
+              + "\n".join(lines) + f"\nEARLIER = [{', '.join(entries)}]  # (topk, x, K, axis) of each, in order\n"
+              + render("earlier.tmpl"))
+    return source, needs
+
+
 def repro_source(failure, relation: str, *, writer, target, target_spec, title: str, rule_line: str,
                  why: str, timeout: float) -> str:
     """The whole repro.py."""
@@ -209,8 +236,14 @@ def repro_source(failure, relation: str, *, writer, target, target_spec, title: 
                             index_type_text=f"{dtypes.name_of(np.asarray(x).dtype)} values and {index_type} indices")
     else:
         check_values.update(index_type_test="", index_type_text=f"{dtypes.name_of(np.asarray(x).dtype)} values and integer indices")
-    check = render(check_of(relation, case, x), why=why.replace('"', "'"), timeout=f"{timeout:g}",
+    earlier, more = earlier_source(failure, runtime, writer=writer, target=target, target_spec=target_spec)
+    needs |= more
+    # a crash or hang is watched in a process of its own, which makes the earlier calls itself
+    before = "    earlier_calls()\n" if earlier and relation in ("crash", "hang") else ""
+    check = render(check_of(relation, case, x), why=why.replace('"', "'"), timeout=f"{timeout:g}", before=before,
                    **check_values)
+    if earlier and not before:
+        check = "\nearlier_calls()\n" + check
     head = _head(title, rule_line, writer.needs)
     if relation in ("crash", "hang"):
         needs.add("subprocess")
@@ -219,4 +252,5 @@ def repro_source(failure, relation: str, *, writer, target, target_spec, title: 
     if "ml_dtypes" in needs:
         head = head.replace("import numpy as np\n", "import ml_dtypes\nimport numpy as np\n")
     constants = 'nan, inf = float("nan"), float("inf")\n' if needs & {"nan", "inf"} else ""
-    return head + runtime + "\n\n" + constants + "\n".join(data) + "\n" + check
+    earlier = earlier.strip("\n") + "\n\n\n" if earlier else ""
+    return head + runtime + "\n\n" + constants + earlier + "\n".join(data) + "\n" + check

@@ -24,6 +24,7 @@ import sys
 import threading
 import time
 
+from topkspec.targets.history import CallHistory
 from topkspec.targets.wire import SharedBlock, Wire, attach
 from topkspec.targets.base import AdapterError, Rejected, Target, describe_error
 from topkspec.targets.registry import TargetError
@@ -156,6 +157,8 @@ class IsolatedTarget(Target):
         self._support_answers = {}  # supports() by the target's support_fields: a reason, None or Rejected
         self._pending = None  # waits for the answer to the request sent last, until it is taken
         self._block = SharedBlock()  # kept across workers, closed with the target
+        self.history = CallHistory()  # the runs the current worker served (see _remember)
+        self._history_worker = None  # the worker process that history belongs to
         try:
             self._launch()
             if wait:
@@ -334,10 +337,21 @@ class IsolatedTarget(Target):
         return answer
 
     def run(self, case, x):
-        return self._call("run", case, x)
+        return self.submit(case, x)()
 
     def submit(self, case, x):
-        return self._request("run", case, x)
+        wait = self._request("run", case, x)
+        self._remember(case, x)
+        return wait
+
+    # -- the worker's history: what it ran, for replaying a failure with its earlier calls --
+
+    def _remember(self, case, x) -> None:
+        """Record a run sent to the worker; a new worker starts a new history."""
+        if self._history_worker is not self._process:
+            self.history.forget()
+            self._history_worker = self._process
+        self.history.record(case, x)
 
     def close(self) -> None:
         self._stop()

@@ -169,9 +169,11 @@ def function_loader(spec_text: str) -> tuple[str, str]:
         name = os.path.splitext(os.path.basename(path))[0]
         load = ("import importlib.util\n\n"
                 f"sys.path.insert(0, {os.path.dirname(path)!r})  # it may import the modules beside it\n"
-                f"spec = importlib.util.spec_from_file_location({name!r}, {path!r})\n"
-                "module = importlib.util.module_from_spec(spec)\n"
-                "spec.loader.exec_module(module)\n"
+                f"if {name!r} not in sys.modules:  # loaded once: every call shares its state\n"
+                f"    spec = importlib.util.spec_from_file_location({name!r}, {path!r})\n"
+                f"    sys.modules[{name!r}] = importlib.util.module_from_spec(spec)\n"
+                f"    spec.loader.exec_module(sys.modules[{name!r}])\n"
+                f"module = sys.modules[{name!r}]\n"
                 f"function = module.{attr}")
         return load, f"{attr} ({os.path.basename(path)})"
     return f"import importlib\n\nfunction = importlib.import_module({where!r}).{attr}", f"{where}:{attr}"
