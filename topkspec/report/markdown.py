@@ -101,9 +101,11 @@ def expected_and_actual(failure, relation: str, stack, timeout: float) -> list[s
     if relation == "accept":
         return [f"- **Expected** (the spec): a result; the case is valid at `{case.profile}`",
                 f"- **Actual** ({runtime}): refused: {v.actual}", ""]
-    if relation in ("crash", "hang"):
-        what = "the process died" if relation == "crash" else f"no answer within {timeout:g} s"
-        return ["- **Expected** (the spec): a result", f"- **Actual** ({runtime}): {what}: {v.actual}", ""]
+    if relation == "hang":
+        return [f"- **Expected**: {v.expected or 'an answer'} (the run's time limit)",
+                f"- **Actual** ({runtime}): no answer: {v.actual}", ""]
+    if relation == "crash":
+        return ["- **Expected** (the spec): a result", f"- **Actual** ({runtime}): the process died: {v.actual}", ""]
     lines = []
     shown = compared_outputs(failure, relation)
     if shown is not None:
@@ -152,6 +154,16 @@ def environment(stack) -> list[str]:
     return lines
 
 
+def time_limit_paragraph(failure, timeout: float) -> list[str]:
+    """What a timeout is: a time limit reached, not a rule broken, and how to set the limit."""
+    limit = failure.violation.expected or f"an answer within {timeout:g} s"
+    return ["## The time limit", "",
+            f"No rule of the spec is in question: the run expected {limit} and got none, so the call was "
+            f"stopped. A hang and a call slower than the limit look alike here: run again with a longer "
+            f"limit (`topkspec fuzz --timeout SECONDS`) to tell them apart. `repro.py` waits for the same "
+            f"limit.", ""]
+
+
 def known_paragraph(upstream) -> list[str]:
     """The lines that say a failure is a declared deviation (see known.known_upstream), with
     its link, so nobody files a duplicate: the report's first lines after the title."""
@@ -172,12 +184,14 @@ def report_markdown(failure, result, relation: str, *, title: str, stack, repro:
     from topkspec.spec.queries import profile_text
 
     parts = [f"# {title}", "", *known_paragraph(upstream), summary(failure, relation, stack), ""]
-    if failure.failure_class != failures.ADAPTER_ERROR:  # no spec rule is in question
+    if failure.failure_class == failures.TIMEOUT:  # no spec rule is in question either
+        parts += time_limit_paragraph(failure, timeout)
+    elif failure.failure_class != failures.ADAPTER_ERROR:  # no spec rule is in question
         parts += ["## The rule", "", f"Judged by {profile_text(case.profile)}, profile `{case.profile}`:", ""]
         parts += rule_section(failure.rule, case, result.profile)
-    others = [r for r in v.rules if r != failure.rule]
+    others = [r for r in v.rules + v.also if r != failure.rule]
     if others:
-        parts += ["", "Also broken:"]
+        parts += ["", "It also breaks:"]
         for rule_id in others:
             rule = spec.RULES.get(rule_id)
             parts.append(f"- `{rule_id}`" + (f" ({rule_status(rule_id, result.profile)}): {rule.statement}"
