@@ -87,11 +87,15 @@ def test_a_nan_result_no_placement_makes_right_is_the_documents(values, indices,
     assert unsorted.rules[0] == "out.order" and "no placement of NaN" in unsorted.message
 
 
-def test_documents_only_keeps_a_nan_failure_no_placement_makes_right():
-    result = _run(f"{PLANTED}:nan_breaks_order", groups=("nan",), documents_only=True)
+def test_documents_only_keeps_a_nan_failure_no_placement_makes_right(tmp_path):
+    result = _run(f"{PLANTED}:nan_breaks_order", groups=("nan",), documents_only=True, report_dir=str(tmp_path))
     assert result.failures and {f.rule for f in result.failures} <= {"out.values.select", "out.order"}, \
         format_summary(result)
-    assert all("out.nan.unspecified" in f.violation.rules for f in result.failures)
+    for failure in result.failures:
+        assert "out.nan.unspecified" in failure.violation.rules
+        report = open(os.path.join(failure.report_dir, "report.md")).read()
+        assert "onnx/onnx/issues/4716" in report and "onnx/onnx/pull/7754" in report, report
+        assert "when the input holds NaN" in report.splitlines()[0], report.splitlines()[0]
 
 
 def test_a_slow_correct_function_is_a_timeout_quoting_no_rule(tmp_path):

@@ -164,6 +164,24 @@ def time_limit_paragraph(failure, timeout: float) -> list[str]:
             f"limit.", ""]
 
 
+# ONNX's open question of where NaN sorts in TopK, and the pull request that would answer it.
+NAN_DISCUSSION = ("https://github.com/onnx/onnx/issues/4716", "https://github.com/onnx/onnx/pull/7754")
+
+
+def nan_paragraph(failure) -> list[str]:
+    """For a failure with NaN in its input: where NaN goes is open, and this result is wrong
+    wherever it goes (the NaN check files nothing else under a documented rule)."""
+    if "out.nan.unspecified" not in failure.violation.rules + failure.violation.also:
+        return []
+    issue, pull = NAN_DISCUSSION
+    decided = ("so the rule above decides it, whatever the answer"
+               if failure.rule != "out.nan.unspecified" else "so only our reading of NaN decides it")
+    return ["## Where NaN goes", "",
+            f"Neither text says where NaN sorts, and ONNX's question is open ({issue}; the pull request "
+            f"{pull} would make NaN larger than every number). topkspec asks whether some placement of NaN "
+            f"(largest, smallest, or anywhere) makes this result right: none does here, {decided}.", ""]
+
+
 def known_paragraph(upstream) -> list[str]:
     """The lines that say a failure is a declared deviation (see known.known_upstream), with
     its link, so nobody files a duplicate: the report's first lines after the title."""
@@ -196,7 +214,8 @@ def report_markdown(failure, result, relation: str, *, title: str, stack, repro:
             rule = spec.RULES.get(rule_id)
             parts.append(f"- `{rule_id}`" + (f" ({rule_status(rule_id, result.profile)}): {rule.statement}"
                                              + (f" Why: {rule.reason}" if rule.reason else "") if rule else ""))
-    parts += ["", "## The case", "", f"{case_words(case)} at `{case.profile}`:", "", "```json",
+    parts += ["", *nan_paragraph(failure), "## The case", "", f"{case_words(case)} at `{case.profile}`:", "",
+              "```json",
               _descriptor(failure), "```", ""]
     if failure.drawn is not None:
         parts += [f"The property group `{failure.group}` drew {case_words(failure.drawn)} and made this call to "
