@@ -139,6 +139,8 @@ def format_summary(result) -> str:
         lines.append(f"  [{failure.failure_class}] {failure.rule} ({status_word(failure.rule, result.profile)}): "
                      f"{failure.case.describe()}{where}"
                      + (f" (known upstream: {upstream[0].url or upstream[0].reason})" if upstream else ""))
+        if failure.violation.also:  # one report for the bug: the rules it names beside its own
+            lines.append(f"    also breaks {', '.join(failure.violation.also)}")
         if not failure.report_dir:
             lines += failure_lines(failure)
     if result.known_failures:
