@@ -242,7 +242,9 @@ def test_with_nan_a_metamorphic_failure_names_the_result_that_broke_the_nan_rule
                                 settings="ci", groups=("metamorphic",)))
     assert len(result.failures) == 1, f"failures: {[f.rule for f in result.failures]}"
     failure = result.failures[0]
-    assert (failure.rule, failure.relation) == ("out.nan.unspecified", "result"), (failure.rule, failure.relation)
+    # no placement of NaN makes that result right: filed under the documented rule, naming the NaN rule
+    assert failure.rule in ("out.order", "out.values.select"), failure.rule
+    assert "out.nan.unspecified" in failure.violation.rules and failure.relation == "result", failure.relation
     case, x = failure.calls[-1]
     assert failure.case == case, f"reported {failure.case.describe()}, the call was {case.describe()}"
     with pytest.raises(Violation):
