@@ -20,6 +20,8 @@ from topkspec.spec.reference import take_rows
 #: Causes a violation can name: general behaviours that explain a result (see Violation.causes).
 HIGHER_INDEX_FIRST = "ties broken by the higher index"
 ZEROS_APART = "-0.0 and +0.0 ordered as distinct values"
+OTHER_DIRECTION = "the result for the other direction"  # largest for smallest, or the reverse
+NAN_IN_THE_WAY = "NaN breaking the comparison of the other values"  # wrong values or order, wherever NaN goes
 
 #: Rules a cause excuses: a failure merged under the cause does not break them (a tie broken by
 #: the higher index between -0.0 and +0.0 treats them as tied, as it treats every tie).
@@ -81,6 +83,12 @@ def tie_causes(case, x, values, indices) -> tuple:
     return tuple(found)
 
 
+def direction_causes(case, x, values, indices) -> tuple:
+    """(OTHER_DIRECTION,) when the (NaN-free) result is exactly the other direction's, else ()."""
+    flipped = case.with_(largest=not case.largest)
+    return (OTHER_DIRECTION,) if _same(flipped, values, indices, ordered(flipped, x)) else ()
+
+
 def nan_placements(case, x):
     """{placement: (value rows, index rows)}: the result with NaN largest and with NaN smallest
     (ties by the lower index), for messages."""
@@ -132,4 +140,4 @@ def no_nan_placement(case, x, values):
         f"{rule.id}: {at(outer, r)}: no placement of NaN makes this result right ({placed}): wherever NaN "
         f"goes, the non-NaN values returned are the {direction} non-NaN values of the sequence"
         f"{', in order' if case.sorted else ''}, so expected {_listed(want[r, :m])}, got {_listed(got[r, :m])}",
-        where=where(outer, r), expected=want[r, :m], actual=got[r, :m])
+        where=where(outer, r), expected=want[r, :m], actual=got[r, :m], causes=(NAN_IN_THE_WAY,))

@@ -181,7 +181,8 @@ def check_select(case, x, values, indices):
         raise Violation(SELECT,
                         f"out.values.select: {at(outer, r)}: expected the {case.k} {_direction(case)} values "
                         f"{_short(want[r][order])}, got {_short(got[r][order])}",
-                        where=where(outer, r), expected=want[r][order], actual=got[r][order])
+                        where=where(outer, r), expected=want[r][order], actual=got[r][order],
+                        causes=explain.direction_causes(case, x, values, indices))
 
 
 def check_order(case, x, values, indices):
@@ -196,7 +197,8 @@ def check_order(case, x, values, indices):
         raise Violation(ORDER,
                         f"out.order: {at(outer, r, p)}: expected {show(vr[r, p])} {op} next, "
                         f"got {show(vr[r, p])} then {show(vr[r, p + 1])}",
-                        where=where(outer, r, p), expected=f"{op} {show(vr[r, p])}", actual=vr[r, p + 1])
+                        where=where(outer, r, p), expected=f"{op} {show(vr[r, p])}", actual=vr[r, p + 1],
+                        causes=explain.direction_causes(case, x, values, indices))
 
 
 def _signed_zeros(*scalars) -> bool:
