@@ -53,7 +53,7 @@ def test_each_failure_is_shrunk_under_its_own_rule_and_the_summary_counts_them()
         assert failure.outputs and failure.outputs[0] is not None, "the target's output was not kept"
     summary = format_summary(result)
     assert "failures by class:" in summary and "wrong result                 1" in summary, summary
-    assert "also breaks out.order" in summary, summary
+    assert "also breaks: out.order" in summary, summary
 
 
 def test_coverage_and_examples_per_property_are_counted():

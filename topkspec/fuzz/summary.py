@@ -139,10 +139,10 @@ def format_summary(result) -> str:
         lines.append(f"  [{failure.failure_class}] {failure.rule} ({status_word(failure.rule, result.profile)}): "
                      f"{failure.case.describe()}{where}"
                      + (f" (known upstream: {upstream[0].url or upstream[0].reason})" if upstream else ""))
-        if failure.violation.also:  # one report for the bug: the rules it names beside its own
-            lines.append(f"    also breaks {', '.join(failure.violation.also)}")
         if not failure.report_dir:
             lines += failure_lines(failure)
+        if failure.violation.also:  # one report for the bug: the rules it names beside its own
+            lines.append(f"      also breaks: {', '.join(failure.violation.also)}")
     if result.known_failures:
         lines.append("known deviations reported (--report-known; not failures):")
     for failure in result.known_failures:
