@@ -161,7 +161,7 @@ def time_limit_paragraph(failure, timeout: float) -> list[str]:
             f"No rule of the spec is in question: the run expected {limit} and got none, so the call was "
             f"stopped. A hang and a call slower than the limit look alike here: run again with a longer "
             f"limit (`topkspec fuzz --timeout SECONDS`) to tell them apart. `repro.py` waits for the same "
-            f"limit.", ""]
+            f"limit."]
 
 
 # ONNX's open question of where NaN sorts in TopK, and the pull request that would answer it.
