@@ -339,6 +339,14 @@ def hangs_when_k_equals_n(x, *, axis, k, largest=True):
     return CORRECT(x, axis=axis, k=k, largest=largest)
 
 
+def slow_when_k_above_1(x, *, axis, k, largest=True):
+    """Correct, but takes two seconds for any K above 1 (a slow pure-Python path): with a
+    shorter time limit it is a timeout, no rule broken."""
+    if k > 1:
+        time.sleep(2)
+    return CORRECT(x, axis=axis, k=k, largest=largest)
+
+
 def refuses_everything(x, *, axis, k, largest=True):
     """Refuses every input."""
     raise ValueError("this implementation refuses every input")

@@ -2,6 +2,7 @@
 contract it breaks, and every finding marked new (or a duplicate of one) still reproduces where
 its runtime runs, printing the wrong result it observed (else the register must say it was
 fixed)."""
+import json
 import os
 import re
 import subprocess
@@ -57,6 +58,62 @@ def test_the_register_lists_every_folder_and_each_has_its_report_and_repro():
         assert finding["rule"] in spec.RULES, finding
         assert finding["status"].startswith(STATUSES), finding["status"]
         assert finding["runtime"] in TARGET_OF_RUNTIME, f"which target runs {finding['runtime']}?"
+
+
+def _tensors(case: dict):
+    """Every stored tensor of a finding's case.json: its input and those of its further calls."""
+    for call in [case] + case.get("more", []):
+        if call.get("input") is not None:
+            yield call["input"]
+
+
+def value_problems(data: dict) -> list[str]:
+    """Where a stored tensor's readable `values` disagree with its bytes (`base64`)."""
+    import numpy as np
+
+    from topkspec.corpus.dml_files import read_tensor
+
+    dtype = data["DataType"].removeprefix("DML_TENSOR_DATA_TYPE_").lower()
+    stored = read_tensor(data, dtype).reshape(-1)
+    if "values" not in data:
+        return [] if stored.size > 64 else ["no readable values"]
+    shown = data["values"]
+    if len(shown) != stored.size:
+        return [f"{len(shown)} values for {stored.size} elements"]
+    problems = []
+    for position, (said, held) in enumerate(zip(shown, stored.tolist())):
+        held_text = "nan" if held != held else "inf" if held == float("inf") else "-inf" if held == float("-inf") else None
+        if isinstance(said, str) or held_text is not None:
+            agree = said == held_text
+        else:
+            agree = said == held and np.signbit(said) == np.signbit(held)
+        if not agree:
+            problems.append(f"position {position}: values says {said!r}, the bytes hold {held!r}")
+    return problems
+
+
+def test_value_problems_finds_a_readable_value_the_bytes_do_not_hold():
+    import base64
+
+    import numpy as np
+
+    data = {"DataType": "DML_TENSOR_DATA_TYPE_FLOAT32", "Sizes": [3],
+            "base64": base64.b64encode(np.array([1.0, np.nan, -0.0], "<f4").tobytes()).decode(),
+            "values": [1.0, "-inf", 0.0]}
+    assert value_problems(data) == ["position 1: values says '-inf', the bytes hold nan",
+                                    "position 2: values says 0.0, the bytes hold -0.0"]
+    assert value_problems(dict(data, values=[1.0, "nan", -0.0])) == []
+
+
+@pytest.mark.parametrize("finding", findings(), ids=lambda f: f["folder"])
+def test_each_finding_has_its_case_and_its_readable_values_are_its_bytes(finding):
+    path = os.path.join(ROOT, finding["folder"], "case.json")
+    assert os.path.isfile(path), f"{finding['folder']} has no case.json"
+    with open(path) as handle:
+        case = json.load(handle)
+    assert case.get("descriptor"), f"{finding['folder']}: case.json holds no descriptor"
+    for data in _tensors(case):
+        assert value_problems(data) == [], finding["folder"]
 
 
 def contract_parts(finding):

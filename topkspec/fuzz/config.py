@@ -12,6 +12,7 @@ DEFAULT_DATABASE = os.path.join(".topkspec", "examples")
 
 # The rule an adapter error is filed under: no rule of the spec, since the runtime was not judged.
 ADAPTER_RULE = "adapter"
+TIMEOUT_RULE = "timeout"  # the pseudo-rule a call with no answer in time is filed under
 
 # Share of the budget each group gets (renormalised over the groups that apply).
 GROUP_WEIGHTS = {"valid": 0.40, "nan": 0.20, "metamorphic": 0.15, "invalid": 0.15, "deterministic": 0.10, "accepts": 0.10}

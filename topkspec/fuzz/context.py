@@ -16,7 +16,7 @@ import numpy as np
 from topkspec.properties import failures
 from topkspec.properties.catalogue import BY_NAME
 from topkspec.properties.failures import Violation
-from topkspec.fuzz.config import ADAPTER_RULE, MAX_CRASH_REPLAYS, MAX_HANG_REPLAYS
+from topkspec.fuzz.config import ADAPTER_RULE, MAX_CRASH_REPLAYS, MAX_HANG_REPLAYS, TIMEOUT_RULE
 from topkspec.targets.isolation import TargetCrashed, TargetHung
 from topkspec.fuzz.results import Failure, RunResult, failure_key, filed_rule
 from topkspec.fuzz.verdicts import is_reading
@@ -98,11 +98,15 @@ class GroupContext:
         except Exception as exc:
             if not isinstance(exc, (TargetCrashed, TargetHung)):
                 raise self._adapter_error(case, exc) from None
-            kind = failures.CRASH if isinstance(exc, TargetCrashed) else failures.HANG
-            self.fatal[kind] += 1
-            what = "crashed" if kind == failures.CRASH else "hung"
-            raise Violation(rule, f"{case.describe()}: the target {what}: {exc}",
-                            failure_class=kind, expected="a result", actual=str(exc)) from None
+            if isinstance(exc, TargetHung):  # no rule is in question: a time limit was reached
+                self.fatal[failures.TIMEOUT] += 1
+                limit = getattr(self.target, "timeout", None)
+                raise Violation(TIMEOUT_RULE, f"{case.describe()}: no answer within the time limit: {exc}",
+                                failure_class=failures.TIMEOUT, actual=str(exc),
+                                expected=f"an answer within {limit:g} s" if limit else "an answer") from None
+            self.fatal[failures.CRASH] += 1
+            raise Violation(rule, f"{case.describe()}: the target crashed: {exc}",
+                            failure_class=failures.CRASH, expected="a result", actual=str(exc)) from None
 
     def _adapter_error(self, case, exc) -> Violation:
         """The adapter broke (AdapterError, or any other exception but Rejected): reported as
@@ -202,14 +206,70 @@ class GroupContext:
                 raise
             if violation.rules[0] in BY_NAME[name].rule_ids:
                 self.result.checks[name] += 1
+                if BY_NAME[name].relation is not None and violation.failure_class == failures.WRONG_RESULT:
+                    violation = self._on_one_call(violation, check, args, options)
             if all(filed_rule(seen) != filed_rule(violation) for seen in self.found):
                 self.found.append(violation)
-                self.found_after[id(violation)] = len(self.calls)
+                self.found_after.setdefault(id(violation), len(self.calls))
             return False
         finally:
             self.result.timing["checks_s"] += time.perf_counter() - start
         self.held(name)
         return True
+
+    def _on_one_call(self, violation, check, args, options):
+        """A relation between calls that broke because one of its calls returned a wrong result
+        is that call's failure, filed under the result rule that decides it: naming the relation
+        as also broken when the relation holds with that one result put right (a relation
+        follows from the result rules, so it is their special case). A relation broken by
+        results each right on its own stays as it is."""
+        from topkspec.properties import check_result, has_nan, reference_result
+
+        made = len(self.calls)
+        outputs = list(self.outputs[:made])
+        for number, ((case, x), output) in enumerate(zip(self.calls[:made], outputs)):
+            if output is None or has_nan(x):  # a call with NaN was held to what holds at once
+                continue
+            try:
+                check_result(case, x, *output)
+                continue
+            except Violation as wrong:
+                right = tuple(np.asarray(a).astype(o.dtype) for a, o in zip(reference_result(case, x), output))
+                try:
+                    check(*args[:-1], self._replay(outputs[:number] + [right] + outputs[number + 1:]), **options)
+                    explained = violation.rules
+                except (Violation, LookupError):
+                    explained = ()
+                refiled = Violation(wrong.rules, wrong.message, failure_class=wrong.failure_class,
+                                    where=wrong.where, expected=wrong.expected, actual=wrong.actual,
+                                    causes=wrong.causes, also=explained)
+                self.found_after[id(refiled)] = number + 1
+                return refiled
+        return violation
+
+    def _replay(self, outputs):
+        """A run that answers each call with `outputs`' answer to the same call of the example."""
+        def run(case, x):
+            for (made, given), output in zip(reversed(self.calls), reversed(outputs)):
+                if made == case and given.shape == x.shape and given.tobytes() == x.tobytes():
+                    return output
+            raise LookupError("a call the example did not make")
+        return run
+
+    def _known_entry(self, violation, dtype):
+        """The known entry declaring the violation: one naming the rule it is filed under, or
+        another rule the same result breaks (an accepted invalid descriptor: the rule it breaks)."""
+        result = self.result
+        if result.known is None or violation.failure_class == failures.ADAPTER_ERROR:
+            return None
+        named = (filed_rule(violation),)
+        if violation.failure_class != failures.ACCEPTS_INVALID:
+            named += tuple(r for r in violation.rules + violation.also if r != named[0])
+        for rule in named:
+            entry = result.known.match(rule, violation.failure_class, dtype, result.profile, result.version)
+            if entry is not None:
+                return entry
+        return None
 
     def settle(self, case, failure_of) -> None:
         """The example's verdict from its violations (self.found, in order). Each is counted
@@ -223,9 +283,7 @@ class GroupContext:
         for violation in self.found:
             rule = filed_rule(violation)
             result.broken_seen[rule] += 1
-            entry = None
-            if result.known is not None and violation.failure_class != failures.ADAPTER_ERROR:
-                entry = result.known.match(rule, violation.failure_class, dtype, result.profile, result.version)
+            entry = self._known_entry(violation, dtype)
             if entry is not None:
                 result.known_seen[entry] += 1
                 result.known_by_rule[(rule, entry)] += 1
@@ -235,19 +293,37 @@ class GroupContext:
                 result.readings.setdefault(rule, f"{getattr(case, 'describe', lambda: '?')()}: {violation.message}")
             elif self._kept(violation, case):
                 result.failed_groups.add(self.group)  # kept once, under the group that found it first
+                # what else the same result broke (a relation, the NaN rule) is named by that report
+                also = result.also.setdefault(failure_key(self.target.name, violation, case), [])
+                also += [r for r in violation.also if r not in also]
             elif chosen is None:
                 chosen = (violation, None)
         chosen = chosen or known
         if chosen is None:
             return
         violation, entry = chosen
+        violation = self._naming_the_rest(violation)
         failure = failure_of(violation)
         failure.known = entry
         self.failures.pop(failure.key, None)  # re-inserted last: `last` is the latest raised
         self.failures[failure.key] = failure
         result.note_failure()
         raise found_type(failure.key)(violation.rules, violation.message, failure_class=violation.failure_class,
-                                      where=violation.where, expected=violation.expected, actual=violation.actual)
+                                      where=violation.where, expected=violation.expected, actual=violation.actual,
+                                      causes=violation.causes, also=violation.also)
+
+    def _naming_the_rest(self, violation):
+        """The violation raised for the example, naming the rules the example's other
+        violations are filed under as also broken (one report for what one result broke)."""
+        others = [filed_rule(v) for v in self.found if v is not violation and v.failure_class == violation.failure_class]
+        extra = tuple(dict.fromkeys(r for r in others if r not in violation.rules + violation.also))
+        if not extra or violation.failure_class == failures.ACCEPTS_INVALID:
+            return violation
+        named = Violation(violation.rules, violation.message, failure_class=violation.failure_class,
+                          where=violation.where, expected=violation.expected, actual=violation.actual,
+                          causes=violation.causes, also=violation.also + extra)
+        self.found_after[id(named)] = self.calls_until(violation)
+        return named
 
     def _kept(self, violation, case) -> bool:
         return self.result.has_key(failure_key(self.target.name, violation, case))

@@ -131,6 +131,7 @@ class RunResult:
     # Failures that failed in no fresh process, not even after the calls made before them:
     # not filed, never a failure of the run; [(Failure, folder holding its history or None)]
     unreproduced: list = field(default_factory=list)
+    also: dict = field(default_factory=dict)  # failure key -> rules other results of that failure broke too
     # Groups that found a failure, kept or not (a failure another group found first is kept once)
     failed_groups: set = field(default_factory=set)
     errors: list = field(default_factory=list)  # (group, message): the suite itself failed
@@ -220,3 +221,43 @@ def record_failure(result: RunResult, failure: Failure) -> bool:
         return False
     (result.failures if failure.known is None else result.known_failures).append(failure)
     return True
+
+
+def group_failures(result: RunResult) -> None:
+    """One report per bug. A failure's report names, beside its own example's rules, what the
+    results passed over as that failure broke too (result.also). Failures that one general
+    behaviour explains (a cause their violations name: see properties.explain) are one bug,
+    filed under the rule that decides it first (the documents' before our reading, then the
+    spec's order) and naming the others' rules; a failure that several causes explain goes to
+    a cause that another failure names alone, and rules its cause excuses are not named."""
+    from topkspec.properties.explain import EXCUSES
+    from topkspec.fuzz.verdicts import is_reading
+    from topkspec.spec import RULE_LIST
+
+    for failure in result.failures:
+        _name_also(failure, result.also.get(failure.key, ()))
+    alone = {}
+    for failure in result.failures:
+        if len(failure.violation.causes) == 1:
+            alone.setdefault(failure.violation.causes[0], []).append(failure)
+    order = {rule.id: number for number, rule in enumerate(RULE_LIST)}
+    for cause, members in alone.items():
+        members = members + [f for f in result.failures if len(f.violation.causes) > 1
+                             and next((c for c in f.violation.causes if c in alone), None) == cause]
+        head = min((f for f in members if len(f.violation.causes) == 1),
+                   key=lambda f: (is_reading(f.rule, result.profile), order.get(f.rule, len(order))))
+        excused = EXCUSES.get(cause, ())
+        for failure in members:
+            if failure is not head:
+                named = failure.violation.rules + failure.violation.also
+                _name_also(head, [r for r in named if r not in excused])
+                result.failures.remove(failure)
+        for rule in excused:  # broken by no failure left: those examples broke the tie order only
+            if not any(rule in f.violation.rules + f.violation.also for f in result.failures):
+                result.broken_seen.pop(rule, None)
+
+
+def _name_also(failure, rules) -> None:
+    """Add `rules` to those the failure's report names as also broken."""
+    violation = failure.violation
+    violation.also += tuple(r for r in dict.fromkeys(rules) if r not in violation.rules + violation.also)

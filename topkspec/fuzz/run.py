@@ -40,7 +40,7 @@ from topkspec.fuzz.context import GroupContext
 from topkspec.fuzz.database import KeyedDatabase, open_database
 from topkspec.fuzz.groups import case_of, plan_groups, split_budget
 from topkspec.fuzz.resolve import resolve_target
-from topkspec.fuzz.results import ONE_CALL_RELATIONS, Failure, RunResult, record_failure
+from topkspec.fuzz.results import ONE_CALL_RELATIONS, Failure, RunResult, group_failures, record_failure
 from topkspec.fuzz.summary import Progress
 from topkspec.targets.base import Target
 from topkspec.targets.history import CallHistory
@@ -126,6 +126,7 @@ def run_fuzz(config: RunConfig, *, target: Target | None = None) -> RunResult:
     made: list = []  # report folders made for this run: taken away again when it writes none
     try:
         result = _search(config, target, made)
+        group_failures(result)  # one report per bug, naming what else it breaks
         if config.report_dir:
             from topkspec.report import write_reports
             write_reports(result, config.report_dir, target_spec=config.target,

@@ -145,6 +145,8 @@ def format_summary(result) -> str:
                         f"{upstream[0].url or upstream[0].reason})" if upstream else ""))
         if not failure.report_dir:
             lines += failure_lines(failure)
+        if failure.violation.also:  # one report for the bug: the rules it names beside its own
+            lines.append(f"      also breaks: {', '.join(failure.violation.also)}")
     if result.known_failures:
         lines.append("known deviations reported (--report-known; not failures):")
     for failure in result.known_failures:

@@ -69,12 +69,12 @@ class RuleVerdict:
 
 
 def _failure_rules(failure) -> set:
-    """The rules a failure breaks for the verdicts: the rule it is filed under, and for an
-    accepted invalid descriptor also the acceptance rule (out.invalid_rejected)."""
-    rules = {failure.rule}
+    """The rules a failure breaks for the verdicts: the rule it is filed under and those its
+    report names as also broken; for an accepted invalid descriptor, the rule it breaks and the
+    acceptance rule (out.invalid_rejected)."""
     if failure.failure_class == failures.ACCEPTS_INVALID:
-        rules.add(failure.violation.rules[0])
-    return rules
+        return {failure.rule, failure.violation.rules[0]}
+    return {failure.rule, *failure.violation.also}
 
 
 # The rules a validator (a target that computes nothing) is judged by.

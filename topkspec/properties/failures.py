@@ -3,14 +3,17 @@ from __future__ import annotations
 
 WRONG_RESULT = "wrong result"
 CRASH = "crash"
-HANG = "hang"
+# No answer within the run's time limit: a hang, or a call slower than the limit. No rule is in
+# question, so it is filed under a pseudo-rule of its own (fuzz.config.TIMEOUT_RULE).
+TIMEOUT = "timeout"
+HANG = TIMEOUT  # the older name
 REJECTS_VALID = "rejects a valid descriptor"
 ACCEPTS_INVALID = "accepts an invalid one"
 NONDETERMINISTIC = "nondeterministic"
 ADAPTER_ERROR = "adapter error"  # the adapter's own code broke: no verdict on the runtime
 UNSUPPORTED = "unsupported"  # a target's declared gap: shown, never a failure
 
-FAILURE_CLASSES = (WRONG_RESULT, CRASH, HANG, REJECTS_VALID, ACCEPTS_INVALID, NONDETERMINISTIC, ADAPTER_ERROR)
+FAILURE_CLASSES = (WRONG_RESULT, CRASH, TIMEOUT, REJECTS_VALID, ACCEPTS_INVALID, NONDETERMINISTIC, ADAPTER_ERROR)
 
 
 class Violation(AssertionError):
@@ -22,7 +25,7 @@ class Violation(AssertionError):
     """
 
     def __init__(self, rules, message, *, failure_class=WRONG_RESULT, where=None,
-                 expected=None, actual=None):
+                 expected=None, actual=None, causes=(), also=()):
         if isinstance(rules, str) or hasattr(rules, "id"):  # one rule: its id or the spec's Rule
             rules = (rules,)
         self.rules = tuple(getattr(rule, "id", rule) for rule in rules)
@@ -31,6 +34,12 @@ class Violation(AssertionError):
         self.where = where  # e.g. {"sequence": (0, 2), "position": 1}
         self.expected = expected
         self.actual = actual
+        # General behaviours that explain the result (properties.explain): failures of one
+        # target that share one are one bug, reported once (fuzz.results.group_failures).
+        self.causes = tuple(causes)
+        # Rules the same failure breaks too, found beside it (the example's other violations,
+        # a relation its result broke, failures of the same bug): named by its report.
+        self.also = tuple(also)
         super().__init__(f"[{', '.join(self.rules)}] {message}")
 
     def to_dict(self) -> dict:
@@ -41,6 +50,8 @@ class Violation(AssertionError):
             "where": self.where,
             "expected": _plain(self.expected),
             "actual": _plain(self.actual),
+            **({"causes": list(self.causes)} if self.causes else {}),
+            **({"also": list(self.also)} if self.also else {}),
         }
 
 

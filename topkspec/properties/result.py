@@ -12,6 +12,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from topkspec.spec import dtypes
+from topkspec.properties import explain
 from topkspec.properties.failures import Violation
 from topkspec.properties.property import NAN, RESULT, SORTED, UNSORTED, Property, rules
 from topkspec.properties.sequences import (
@@ -180,7 +181,8 @@ def check_select(case, x, values, indices):
         raise Violation(SELECT,
                         f"out.values.select: {at(outer, r)}: expected the {case.k} {_direction(case)} values "
                         f"{_short(want[r][order])}, got {_short(got[r][order])}",
-                        where=where(outer, r), expected=want[r][order], actual=got[r][order])
+                        where=where(outer, r), expected=want[r][order], actual=got[r][order],
+                        causes=explain.direction_causes(case, x, values, indices))
 
 
 def check_order(case, x, values, indices):
@@ -195,7 +197,8 @@ def check_order(case, x, values, indices):
         raise Violation(ORDER,
                         f"out.order: {at(outer, r, p)}: expected {show(vr[r, p])} {op} next, "
                         f"got {show(vr[r, p])} then {show(vr[r, p + 1])}",
-                        where=where(outer, r, p), expected=f"{op} {show(vr[r, p])}", actual=vr[r, p + 1])
+                        where=where(outer, r, p), expected=f"{op} {show(vr[r, p])}", actual=vr[r, p + 1],
+                        causes=explain.direction_causes(case, x, values, indices))
 
 
 def _signed_zeros(*scalars) -> bool:
@@ -204,12 +207,22 @@ def _signed_zeros(*scalars) -> bool:
     return bool((arr == 0).all() and np.signbit(arr).any() and not np.signbit(arr).all())
 
 
-def _tie_rules(a, b, rule=TIE_ORDER) -> tuple:
-    """The rules a tie out of place breaks, the one that decides it first: between -0.0 and
-    +0.0 it is a tie only by our reading (out.ties.signed_zero), so that reading decides it."""
-    if _signed_zeros(a, b):
-        return (TIE_SIGNED_ZERO, rule)
-    return (rule,)
+def _tie_rules(case, x, values, indices, pair, rule) -> tuple[tuple, tuple]:
+    """(rules, causes) for a tie out of place between the values `pair`: the rule that decides
+    it first. Where breaking every tie by the higher index gives the result, the tie rule
+    decides it whatever the values (-0.0 and +0.0 are tied like any others); a signed-zero
+    failure is one that only ordering -0.0 apart from +0.0 gives. Both can give a result whose
+    only ties are zeros of both signs: it is the signed-zero rule's, naming both causes, and a
+    failure of the same target that only the tie order explains takes it over
+    (fuzz.results.group_failures)."""
+    causes = explain.tie_causes(case, x, values, indices)
+    if _signed_zeros(*pair) and explain.ZEROS_APART in causes:
+        return (TIE_SIGNED_ZERO, rule), causes
+    return (rule,), tuple(c for c in causes if c != explain.ZEROS_APART)
+
+
+def _cause_text(causes) -> str:
+    return f" (the result is what {causes[0]} gives)" if len(causes) == 1 else ""
 
 
 def check_ties(case, x, values, indices):
@@ -218,18 +231,18 @@ def check_ties(case, x, values, indices):
     check_indices(case, x, values, indices)
     vr, outer = rows(case, keys(values))
     ir, _ = rows(case, np.asarray(indices).astype(np.int64))
+    raw, _ = rows(case, values)
     if case.sorted:
         bad = (vr[:, :-1] == vr[:, 1:]) & (ir[:, :-1] > ir[:, 1:])
         if bad.any():
             r, p = _first(bad)
-            raw, _ = rows(case, values)
-            broken = _tie_rules(raw[r, p], raw[r, p + 1])
+            broken, causes = _tie_rules(case, x, values, indices, (raw[r, p], raw[r, p + 1]), TIE_ORDER)
             raise Violation(broken,
                             f"{broken[0]}: {at(outer, r, p)}: equal values {show(raw[r, p])} and "
                             f"{show(raw[r, p + 1])} at indices {ir[r, p]} then {ir[r, p + 1]}: expected "
-                            f"ascending index order",
+                            f"ascending index order{_cause_text(causes)}",
                             where=where(outer, r, p), expected=sorted([int(ir[r, p]), int(ir[r, p + 1])]),
-                            actual=[int(ir[r, p]), int(ir[r, p + 1])])
+                            actual=[int(ir[r, p]), int(ir[r, p + 1])], causes=causes)
     # The K-th place: every input element equal to the last value kept that has a lower index
     # than a kept equal element must be kept too. The last value kept is the boundary when
     # sorted; when unsorted, the boundary is the least extreme value kept.
@@ -245,14 +258,14 @@ def check_ties(case, x, values, indices):
     bad_rows = first_left < last_kept
     if bad_rows.any():
         r = int(np.flatnonzero(bad_rows)[0])
-        raw, _ = rows(case, x)
+        xraw, _ = rows(case, x)
         low, high = int(first_left[r]), int(last_kept[r])
-        broken = _tie_rules(raw[r, low], raw[r, high], TIE_KTH_PLACE)
+        broken, causes = _tie_rules(case, x, values, indices, (xraw[r, low], xraw[r, high]), TIE_KTH_PLACE)
         raise Violation(broken,
                         f"{broken[0]}: {at(outer, r)}: the equal values at indices {low} "
-                        f"({show(raw[r, low])}) and {high} ({show(raw[r, high])}) compete for the last places; "
-                        f"expected index {low} kept, got index {high} kept instead",
-                        where=where(outer, r), expected=low, actual=high)
+                        f"({show(xraw[r, low])}) and {high} ({show(xraw[r, high])}) compete for the last places; "
+                        f"expected index {low} kept, got index {high} kept instead{_cause_text(causes)}",
+                        where=where(outer, r), expected=low, actual=high, causes=causes)
 
 
 def check_exact(case, x, values, indices):
@@ -309,35 +322,16 @@ def _at_a_nan(case, values, violation) -> Violation:
 
 def check_nan_policy_free(case, x, values, indices):
     """out.nan.unspecified: with NaN present, indices in range and distinct, values gathered
-    from the input, and the non-NaN values returned are the top non-NaN values, in order."""
+    from the input, and some placement of NaN makes the result right: its non-NaN values are
+    the top non-NaN values, in order. A result no placement makes right is filed under the
+    documented rule it breaks whatever NaN's place (explain.no_nan_placement)."""
     try:
         check_gather(case, x, values, indices)
     except Violation as violation:
         raise _at_a_nan(case, values, violation) from None
-    vr, outer = rows(case, keys(values))
-    xr, _ = rows(case, keys(x))
-    fill = -np.inf if case.largest else np.inf
-    # The non-NaN values returned, moved to the front in the order they came.
-    vnan = nan_mask(vr)
-    front = take_rows(vr, np.argsort(vnan, axis=1, kind="stable"))
-    count = (~vnan).sum(axis=1)
-    want = np.sort(np.where(nan_mask(xr), fill, xr), axis=1)
-    if case.largest:
-        want = want[:, ::-1]
-    want = want[:, :vr.shape[1]]
-    if not case.sorted:  # any order: compare the returned non-NaN values sorted by direction
-        front = np.sort(np.where(nan_mask(front), fill, front), axis=1)
-        if case.largest:
-            front = front[:, ::-1]
-    used = np.arange(vr.shape[1])[None, :] < count[:, None]
-    bad = used & (front != want)
-    if bad.any():
-        r, p = _first(bad)
-        raise Violation(NAN_UNSPECIFIED,
-                        f"out.nan.unspecified: {at(outer, r, p)}: non-NaN value number {p} returned is "
-                        f"{show(front[r, p])}; the non-NaN values returned must be the {_direction(case)} "
-                        f"non-NaN input values in order, so expected {show(want[r, p])}",
-                        where=where(outer, r, p), expected=want[r, p], actual=front[r, p])
+    wrong = explain.no_nan_placement(case, x, values)
+    if wrong is not None:
+        raise wrong
 
 
 def has_nan(x) -> bool:
@@ -374,6 +368,6 @@ PROPERTIES = (
     Property("unsorted_set", check_unsorted_set, (UNSORTED_SET,), RESULT, False, when=UNSORTED, residual=True,
              words=((UNSORTED_SET, "returns the wrong elements with sorted=0"),)),
     Property("nan_policy_free", check_nan_policy_free,
-             (NAN_UNSPECIFIED, INDEX_RANGE, GATHER), RESULT, True, when=NAN,
+             (NAN_UNSPECIFIED, INDEX_RANGE, GATHER, SELECT, ORDER), RESULT, True, when=NAN,
              words=((NAN_UNSPECIFIED, "returns the wrong non-NaN values when the input holds NaN"),)),
 )

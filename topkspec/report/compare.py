@@ -63,7 +63,7 @@ def nan_rule_sides(case, x, actual):
 def compared_outputs(failure, relation: str):
     """(left title, left, right title, right) for the side-by-side table, or None."""
     outs = failure.outputs
-    if relation == "result" and outs and outs[-1] is not None and failure.rule == "out.nan.unspecified":
+    if relation == "result" and outs and outs[-1] is not None and "out.nan.unspecified" in failure.violation.rules:
         case, x = failure.calls[-1]
         if np.shape(outs[-1][0]) == case.out_shape and np.shape(outs[-1][1]) == case.out_shape:
             expected, actual = nan_rule_sides(case, x, outs[-1])

@@ -7,6 +7,7 @@ import re
 
 import numpy as np
 
+from topkspec.properties import failures
 from topkspec.known import known_upstream
 from topkspec.report.cite import citations
 from topkspec.spec.queries import rule_status, stated_by
@@ -106,6 +107,8 @@ def write_report(failure, result, directory: str, *, target_spec=None, index: in
     quoted = citations(failure.rule, failure.case)
     rule_line = (f'{quoted[0]["title"]}, {quoted[0]["section"]}: {quoted[0]["quote"]}'
                  if quoted else f"Rule {failure.rule}")
+    if failure.failure_class == failures.TIMEOUT:  # no rule is in question
+        rule_line = f"No rule of the spec: the run's time limit, {failure.violation.expected or 'an answer'}"
     repro = repro_source(failure, relation, writer=writer, target=target, target_spec=spec_text, title=title,
                          rule_line=rule_line, why=_why(failure, quoted), timeout=timeout)
     document = {

@@ -101,9 +101,11 @@ def expected_and_actual(failure, relation: str, stack, timeout: float) -> list[s
     if relation == "accept":
         return [f"- **Expected** (the spec): a result; the case is valid at `{case.profile}`",
                 f"- **Actual** ({runtime}): refused: {v.actual}", ""]
-    if relation in ("crash", "hang"):
-        what = "the process died" if relation == "crash" else f"no answer within {timeout:g} s"
-        return ["- **Expected** (the spec): a result", f"- **Actual** ({runtime}): {what}: {v.actual}", ""]
+    if relation == "hang":
+        return [f"- **Expected**: {v.expected or 'an answer'} (the run's time limit)",
+                f"- **Actual** ({runtime}): no answer: {v.actual}", ""]
+    if relation == "crash":
+        return ["- **Expected** (the spec): a result", f"- **Actual** ({runtime}): the process died: {v.actual}", ""]
     lines = []
     shown = compared_outputs(failure, relation)
     if shown is not None:
@@ -176,6 +178,34 @@ def environment(stack) -> list[str]:
     return lines
 
 
+def time_limit_paragraph(failure, timeout: float) -> list[str]:
+    """What a timeout is: a time limit reached, not a rule broken, and how to set the limit."""
+    limit = failure.violation.expected or f"an answer within {timeout:g} s"
+    return ["## The time limit", "",
+            f"No rule of the spec is in question: the run expected {limit} and got none, so the call was "
+            f"stopped. A hang and a call slower than the limit look alike here: run again with a longer "
+            f"limit (`topkspec fuzz --timeout SECONDS`) to tell them apart. `repro.py` waits for the same "
+            f"limit."]
+
+
+# ONNX's open question of where NaN sorts in TopK, and the pull request that would answer it.
+NAN_DISCUSSION = ("https://github.com/onnx/onnx/issues/4716", "https://github.com/onnx/onnx/pull/7754")
+
+
+def nan_paragraph(failure) -> list[str]:
+    """For a failure with NaN in its input: where NaN goes is open, and this result is wrong
+    wherever it goes (the NaN check files nothing else under a documented rule)."""
+    if "out.nan.unspecified" not in failure.violation.rules + failure.violation.also:
+        return []
+    issue, pull = NAN_DISCUSSION
+    decided = ("so the rule above decides it, whatever the answer"
+               if failure.rule != "out.nan.unspecified" else "so only our reading of NaN decides it")
+    return ["## Where NaN goes", "",
+            f"Neither text says where NaN sorts, and ONNX's question is open ({issue}; the pull request "
+            f"{pull} would make NaN larger than every number). topkspec asks whether some placement of NaN "
+            f"(largest, smallest, or anywhere) makes this result right: none does here, {decided}.", ""]
+
+
 def known_paragraph(upstream) -> list[str]:
     """The lines that say a failure is a declared deviation (see known.known_upstream), with
     its link, so nobody files a duplicate: the report's first lines after the title."""
@@ -204,18 +234,20 @@ def report_markdown(failure, result, relation: str, *, title: str, stack, repro:
         opening = f"After TopK on {'; '.join(case_words(c) for c, _ in failure.prior)} in the same process: " \
                   + opening[0].lower() + opening[1:]
     parts = [f"# {title}", "", *known_paragraph(upstream), opening, ""]
-    if failure.failure_class != failures.ADAPTER_ERROR:  # no spec rule is in question
+    if failure.failure_class == failures.TIMEOUT:  # no spec rule is in question either
+        parts += time_limit_paragraph(failure, timeout)
+    elif failure.failure_class != failures.ADAPTER_ERROR:  # no spec rule is in question
         parts += ["## The rule", "", f"Judged by {profile_text(case.profile)}, profile `{case.profile}`:", ""]
         parts += rule_section(failure.rule, case, result.profile)
-    others = [r for r in v.rules if r != failure.rule]
+    others = [r for r in v.rules + v.also if r != failure.rule]
     if others:
-        parts += ["", "Also broken:"]
+        parts += ["", "It also breaks:"]
         for rule_id in others:
             rule = spec.RULES.get(rule_id)
             parts.append(f"- `{rule_id}`" + (f" ({rule_status(rule_id, result.profile)}): {rule.statement}"
                                              + (f" Why: {rule.reason}" if rule.reason else "") if rule else ""))
-    parts += ["", "## The case", "", *earlier_section(failure), f"{case_words(case)} at `{case.profile}`:", "",
-              "```json", _descriptor(failure), "```", ""]
+    parts += ["", *nan_paragraph(failure), "## The case", "", *earlier_section(failure),
+              f"{case_words(case)} at `{case.profile}`:", "", "```json", _descriptor(failure), "```", ""]
     if failure.drawn is not None:
         parts += [f"The property group `{failure.group}` drew {case_words(failure.drawn)} and made this call to "
                   f"check it; this call is the one that failed.", ""]

@@ -57,8 +57,8 @@ def what_happened(failure) -> str:
         return f"refuses a valid case ({case_text(case)})"
     if kind == failures.CRASH:
         return f"crashes the process ({case_text(case)})"
-    if kind == failures.HANG:
-        return f"hangs ({case_text(case)})"
+    if kind == failures.TIMEOUT:
+        return f"does not answer within the time limit ({case_text(case)})"
     if kind == failures.ADAPTER_ERROR:  # a drawn descriptor is shown as drawn ("K = '1'")
         shown = failure.draw.how if failure.draw is not None and failure.draw.how else case_text(case)
         return f"adapter breaks before the runtime is judged ({shown})"
@@ -66,6 +66,8 @@ def what_happened(failure) -> str:
         return f"returns different results for the same input ({case_text(case)})"
     rules = set(failure.violation.rules)
     phrase = next((text for rule, text in WORDS if rule in rules), f"breaks {failure.rule}")
+    if "out.nan.unspecified" in rules and "NaN" not in phrase:  # judged with NaN in the input
+        phrase += " when the input holds NaN"
     return f"{phrase} ({case_text(case)})"
 
 

@@ -80,7 +80,9 @@ def profile_text(profile) -> str:
 # A rule's status at a profile, in the words each place shows it: case.json's rule_status, the
 # summary's and the matrix's column, a report's title. Every place reads `stated_by`.
 NOT_A_RULE = "adapter error"  # a failure filed under a pseudo-rule: the adapter broke, no rule is in question
-_WORDS = {"documented": ("documents", "as the documents state it"),
+TIME_LIMIT = "time limit"  # the pseudo-rule "timeout": no answer within the run's limit, no rule in question
+_WORDS = {TIME_LIMIT: (TIME_LIMIT, "a time limit, no rule in question"),
+          "documented": ("documents", "as the documents state it"),
           "interpretation": ("our reading", "our reading of the documents"),
           "unspecified": ("our reading", "our reading of the documents"),
           NOT_A_RULE: (NOT_A_RULE, "adapter error: no verdict on the target")}
@@ -111,7 +113,7 @@ def stated_by(rule_id: str, profile=None) -> Statement:
 
     rule = RULES.get(rule_id)
     if rule is None:
-        status = NOT_A_RULE
+        status = TIME_LIMIT if rule_id == "timeout" else NOT_A_RULE
     elif profile is not None and any(_at_or_after(profile, first) for first in rule.documented_from):
         status = DOCUMENTED
     else:
