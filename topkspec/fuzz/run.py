@@ -37,6 +37,7 @@ from topkspec.fuzz.config import (
     shape_limits,
 )
 from topkspec.fuzz.context import GroupContext
+from topkspec.fuzz.ctrl_c import CtrlC
 from topkspec.fuzz.database import KeyedDatabase, open_database
 from topkspec.fuzz.groups import case_of, plan_groups, split_budget
 from topkspec.fuzz.resolve import resolve_target
@@ -45,51 +46,6 @@ from topkspec.fuzz.summary import Progress
 from topkspec.targets.base import Target
 from topkspec.targets.history import CallHistory
 from topkspec.targets.isolation import IsolatedTarget
-
-
-class _CtrlC:
-    """Notes a Ctrl-C as well as raising KeyboardInterrupt, so the run stops even where the
-    interrupt cannot stop it: Hypothesis may fold an interrupt that lands while it replays a
-    failure into an error of its own (a flaky failure), and Python drops an exception raised
-    in a garbage-collector callback or a finalizer, printing it as unraisable. The run checks
-    `pressed` before every example, and an interrupt Python drops is not printed. Installed in
-    the main thread only (elsewhere it does nothing)."""
-
-    def __init__(self):
-        self.pressed = False
-        self.previous = None
-        self.previous_hook = None
-
-    def _handler(self, signum, frame):
-        self.pressed = True
-        raise KeyboardInterrupt
-
-    def _unraisable(self, unraisable):
-        if self.pressed and isinstance(unraisable.exc_value, KeyboardInterrupt):
-            return  # ours, dropped where Python could not raise it: the next example stops the run
-        self.previous_hook(unraisable)
-
-    def __enter__(self):
-        import signal
-        import sys
-        import threading
-
-        if threading.current_thread() is threading.main_thread():
-            self.previous = signal.signal(signal.SIGINT, self._handler)
-            if self.previous is signal.SIG_IGN:  # Ctrl-C is off here (a background job): keep it off
-                signal.signal(signal.SIGINT, signal.SIG_IGN)
-                self.previous = None
-            else:
-                self.previous_hook, sys.unraisablehook = sys.unraisablehook, self._unraisable
-        return self
-
-    def __exit__(self, *exc):
-        import signal
-        import sys
-
-        if self.previous is not None:
-            signal.signal(signal.SIGINT, self.previous)
-            sys.unraisablehook = self.previous_hook
 
 
 def _settings_for(config: RunConfig):
@@ -181,7 +137,7 @@ def _search(config: RunConfig, target: Target | None, made: list) -> RunResult:
         start = result.clock = time.perf_counter()
         result.start_seconds = start - entered
         result.budgets = split_budget(budget, groups)
-        with _CtrlC() as ctrl_c:
+        with CtrlC() as ctrl_c:
             try:
                 for group, examples in result.budgets.items():
                     _run_group(target, result, group, *groups[group], _group_settings(config, values, database,
@@ -244,7 +200,7 @@ def _fails_alone(replayer):
 
 def group_test(target, result, group, strategy, body, *, progress=None, strict_doc=False, ctrl_c=None):
     """(test, ctx): a Hypothesis test (not yet given settings) checking `group` against the
-    target; after it fails, ctx.failures holds each failure, shrunk. With `ctrl_c` (a _CtrlC),
+    target; after it fails, ctx.failures holds each failure, shrunk. With `ctrl_c` (a CtrlC),
     an example after a Ctrl-C raises KeyboardInterrupt whatever swallowed the first one."""
     example, ctx = group_example(target, result, group, body, progress=progress, strict_doc=strict_doc,
                                  ctrl_c=ctrl_c)
