@@ -125,7 +125,8 @@ def _invalid_body(ctx: GroupContext, draw) -> None:
             raise fatal[0]  # a crash or hang is not one
 
     ctx.result.coverage[(draw.case.dtype, draw.case.rank)] += 1
-    ctx.evaluate("rejects_invalid", refused, draw, run)
+    if ctx.evaluate("rejects_invalid", refused, draw, run):
+        ctx.kept.update(draw.rules)  # the descriptor rules it breaks held too: each gets its verdict
     return True
 
 
@@ -143,7 +144,8 @@ def _descriptor_verdict(ctx: GroupContext, draw):
         ctx.result.timing["target_s"] += time.perf_counter() - start
     if verdict is None:
         return None
-    ctx.evaluate("rejects_invalid", _refused, draw, verdict)
+    if ctx.evaluate("rejects_invalid", _refused, draw, verdict):
+        ctx.kept.update(draw.rules)
     return verdict
 
 
@@ -187,8 +189,30 @@ def case_of(draw):
         return _DescriptorOnly(draw)
 
 
+def descriptor_rules_in_force(target: Target, profile: str, *, strict_doc: bool = False, contract=None) -> list:
+    """The descriptor rules the invalid group holds the target to at `profile`: those a call can
+    carry (or the target takes as written), the profile's tables only for a target that knows
+    them (the literal K bound, when asked for, for every target: it replaces the K bound every
+    target is held to), and only what its contract promises to refuse (spec.contracts)."""
+    from topkspec.spec.contracts import unpromised_rules
+    from topkspec.spec.rules import IMPOSSIBLE_RULES
+    from topkspec.strategies import breakable_rules
+    from topkspec.strategies.invalid import carries_cases
+    from topkspec import spec
+
+    contract = contract or target.contract
+    if not (target.validates or contract.implements == "own"):
+        return []
+    open_rules = unpromised_rules(contract)
+    tables = spec.parse_profile(profile).family in target.validates_tables
+    by_descriptor = set(getattr(target, "descriptor_rules", ()))  # reach the target without a Case
+    return [rule for rule in breakable_rules(profile, strict_doc=strict_doc)
+            if (carries_cases(profile, rule) or rule in by_descriptor) and rule not in open_rules
+            and (tables or rule in IMPOSSIBLE_RULES or (strict_doc and rule == "dml.k.max_strict"))]
+
+
 def plan_groups(target: Target, profile: str, *, strict_doc: bool = False, max_axis_size: int | None = None,
-                max_elements: int | None = None) -> dict:
+                max_elements: int | None = None, contract=None) -> dict:
     """{group: (strategy, body)} for the groups that apply to the target at `profile`.
     strict_doc: the literal DirectML text, so a K equal to the axis size is invalid (valid
     cases draw K below it, and the invalid group holds every target to refusing it).
@@ -213,15 +237,8 @@ def plan_groups(target: Target, profile: str, *, strict_doc: bool = False, max_a
                          _result_body)
     groups["metamorphic"] = (case_and_input(profile, allow_nan=True, **options),
                              _metamorphic_body("metamorphic", share_calls=True))
-    # The rules in force under the strict_doc setting; only breakages a call can carry; table
-    # rules only for targets that know the tables (and the literal K bound, when asked for,
-    # for every target: it replaces the K bound every target is held to).
-    tables = spec.parse_profile(profile).family in target.validates_tables
-    by_descriptor = set(getattr(target, "descriptor_rules", ()))  # reach the target without a Case
-    breakable = [rule for rule in breakable_rules(profile, strict_doc=strict_doc)
-                 if (carries_cases(profile, rule) or rule in by_descriptor)
-                 and (tables or rule in IMPOSSIBLE_RULES or (strict_doc and rule == "dml.k.max_strict"))]
-    if target.validates and breakable:
+    breakable = descriptor_rules_in_force(target, profile, strict_doc=strict_doc, contract=contract)
+    if breakable:
         groups["invalid"] = (st.one_of([invalid_descriptors(profile, rule) for rule in breakable]), _invalid_body)
     if not target.computes:  # a validator: it is handed descriptors, valid and broken, and computes nothing
         from topkspec.fuzz.validator_groups import accepts_group

@@ -38,7 +38,7 @@ from topkspec.fuzz.config import (
 )
 from topkspec.fuzz.context import GroupContext
 from topkspec.fuzz.database import KeyedDatabase, open_database
-from topkspec.fuzz.groups import case_of, plan_groups, split_budget
+from topkspec.fuzz.groups import descriptor_rules_in_force, case_of, plan_groups, split_budget
 from topkspec.fuzz.resolve import resolve_target
 from topkspec.fuzz.results import Failure, RunResult, record_failure
 from topkspec.fuzz.summary import Progress
@@ -161,15 +161,19 @@ def _search(config: RunConfig, target: Target | None, made: list) -> RunResult:
                 known = load_known(config.known or None, target.name)
             except KnownError as exc:
                 raise RunError(str(exc)) from None
-        result = RunResult(target=target.name, version=version, profile=profile,
+        contract = run_contract(config, target)
+        result = RunResult(target=target.name, version=version, profile=profile, contract=contract,
                            settings=config.settings, seed=config.seed, max_examples=budget,
                            notes=notes, strict_doc=config.strict_doc, known=known,
                            report_known=config.report_known, documents_only=config.documents_only,
                            computes=target.computes, in_worker=isinstance(target, IsolatedTarget))
-        groups = plan_groups(target, profile, strict_doc=config.strict_doc,
+        groups = plan_groups(target, profile, strict_doc=config.strict_doc, contract=contract,
                              **shape_limits(config.settings, config.max_axis_size, config.max_elements))
         if config.groups is not None:
             groups = {g: v for g, v in groups.items() if g in config.groups}
+        if "invalid" in groups:
+            result.descriptor_rules = tuple(descriptor_rules_in_force(target, profile, strict_doc=config.strict_doc,
+                                                                      contract=contract))
         progress = Progress(config.progress, budget, label=target.name)
         start = result.clock = time.perf_counter()
         result.start_seconds = start - entered
@@ -192,6 +196,22 @@ def _search(config: RunConfig, target: Target | None, made: list) -> RunResult:
         if target is not None:
             target.close()
     return result
+
+
+def run_contract(config: RunConfig, target: Target):
+    """The contract a run holds the target to: --contract FILE (or a Contract) else the
+    target's own, with the NaN order of --nan-order when given."""
+    from topkspec.spec.contracts import Contract, ContractError, load_contract, with_nan_order
+
+    try:
+        contract = config.contract
+        if contract is None:
+            contract = target.contract
+        elif not isinstance(contract, Contract):
+            contract = load_contract(str(contract))
+        return with_nan_order(contract, config.nan_order) if config.nan_order else contract
+    except ContractError as exc:
+        raise RunError(str(exc)) from None
 
 
 def group_test(target, result, group, strategy, body, *, progress=None, strict_doc=False, ctrl_c=None):

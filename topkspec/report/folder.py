@@ -8,8 +8,8 @@ import re
 import numpy as np
 
 from topkspec.known import known_upstream
-from topkspec.report.cite import citations
-from topkspec.spec.queries import rule_status, stated_by
+from topkspec.report.cite import citations, contract_citations
+from topkspec.spec.queries import rule_statement
 from topkspec.report.compare import calls_for, expected_result
 from topkspec.report.markdown import report_markdown
 from topkspec.report.program import repro_source
@@ -101,8 +101,8 @@ def write_report(failure, result, directory: str, *, target_spec=None, index: in
     case = calls[0][0] if calls else failure.case
     stack = writer.stack(target, case, spec_text)
     upstream = known_upstream(failure, result, spec_text)
-    title = f"{title_of(stack, failure)} ({stated_by(failure.rule, result.profile).phrase})"
-    quoted = citations(failure.rule, failure.case)
+    title = f"{title_of(stack, failure)} ({rule_statement(failure.rule, result.profile, result.contract).phrase})"
+    quoted = contract_citations(failure.rule, failure.case, result.contract)
     rule_line = (f'{quoted[0]["title"]}, {quoted[0]["section"]}: {quoted[0]["quote"]}'
                  if quoted else f"Rule {failure.rule}")
     repro = repro_source(failure, relation, writer=writer, target=target, target_spec=spec_text, title=title,
@@ -113,7 +113,8 @@ def write_report(failure, result, directory: str, *, target_spec=None, index: in
         "relation": relation, "case": failure.case.to_dict(),
         "drawn_case": (failure.drawn or failure.case).to_dict(), "calls": [_call_dict(c) for c, _ in calls],
         "violation": failure.violation.to_dict(), "seed": result.seed,
-        "rule_status": rule_status(failure.rule, result.profile),
+        "rule_status": rule_statement(failure.rule, result.profile, result.contract).status,
+        "contract": result.contract.to_dict() if result.contract is not None else None,
         "known": upstream[0].describe() if upstream else None,  # with --known or not
         "known_source": upstream[1] if upstream else None,
         "invalid_rules": sorted(failure.draw.rules) if failure.draw is not None else None,

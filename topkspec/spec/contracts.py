@@ -304,3 +304,81 @@ def contract_from_toml(data: dict, default_name: str = "contract") -> Contract:
     if unknown:
         raise ContractError(f"unknown contract points {', '.join(sorted(unknown))}")
     return base.replaced(**promises) if promises else base
+
+
+# ---- which rules a contract puts in force ---------------------------------------------------
+
+#: The point of a contract that decides each rule; rules not named here are plain correctness
+#: (the right shape, the K largest or smallest values, each an element of the input), which
+#: every contract keeps.
+RULE_POINTS = {
+    "dml.k.positive": "k_zero", "onnx.k.positive": "k_zero",
+    "dml.k.max": "k_above_axis", "dml.k.max_strict": "k_above_axis", "onnx.k.max": "k_above_axis",
+    "dml.axis.range": "axis_out_of_range", "onnx.axis.range": "axis_out_of_range",
+    "out.order": "sorted", "out.unsorted.set": "sorted",
+    "out.ties.index_order": "ties", "out.ties.kth_place": "ties", "out.exact": "ties",
+    "out.prefix": "ties", "out.axis_moves": "ties",
+    "out.ties.signed_zero": "signed_zeros",
+    "out.nan.unspecified": "nan",
+    "out.dtype.indices": "indices", "out.indices.range_distinct": "indices", "out.indices.base": "indices",
+}
+
+_NOT_REFUSED = ("unspecified", "empty", "clamped", "wrapped")
+
+
+def unpromised_rules(contract: Contract) -> dict:
+    """{rule id: the Promise that leaves it open} for the rules `contract` does not promise: they
+    fail no target either way. A runtime that returns no indices promises nothing about them
+    nor, therefore, about ties; one whose ties or signed zeros are open promises no exact
+    index-for-index result, nor relations that compare indices (prefix, axis moves)."""
+    open_points = {p.point: p for p in contract.promises
+                   if p.value in _NOT_REFUSED or (p.point == "signed_zeros" and p.value != "tied")}
+    indices = contract.promise("indices")
+    if indices.value == "not_returned":
+        open_points.update(indices=indices, ties=open_points.get("ties", indices))
+    out = {rule: open_points[point] for rule, point in RULE_POINTS.items()
+           if point in open_points and point != "signed_zeros"}
+    if "ties" in open_points:  # an exact index-for-index answer stands on the tie rule
+        out.update({r: open_points["ties"] for r in ("out.ties.signed_zero", "out.unsorted.set")})
+    if "signed_zeros" in open_points:
+        out.update({r: open_points["signed_zeros"] for r in ("out.ties.signed_zero", "out.exact")})
+    if contract.value("sorted") == "never":  # no order to check: compared as a set
+        out["out.order"] = contract.promise("sorted")
+    out.pop("out.nan.unspecified", None)  # its policy-free part holds whatever the NaN order
+    return out
+
+
+def promise_for_rule(contract: Contract, rule_id: str) -> Promise | None:
+    """The promise that decides `rule_id` under the contract, or None (plain correctness)."""
+    point = RULE_POINTS.get(rule_id)
+    return contract.promise(point) if point else None
+
+
+def speaks_for(contract: Contract | None, rule_id: str) -> Promise | None:
+    """The promise a report on `rule_id` quotes instead of the ONNX or DirectML text: for a
+    framework (`own`), the promise of the rule's point; for a runtime that implements ONNX or
+    DirectML, only a promise that differs from that text (a --contract or --nan-order change)."""
+    if contract is None:
+        return None
+    promise = promise_for_rule(contract, rule_id)
+    if promise is None or contract.implements == "own":
+        return promise
+    base = (onnx_contract if contract.implements == "onnx" else dml_contract)(
+        contract.name, *([contract.profiles] if contract.profiles else []))
+    return None if base.promise(promise.point) == promise else promise
+
+
+#: The NaN orders `--nan-order` names, in words.
+NAN_ORDERS = {
+    "largest": "every NaN above every number, whatever its sign (numpy's and torch's sort order)",
+    "totalorder": "IEEE 754 totalOrder: +NaN above every number, -NaN below every number",
+    "smallest": "every NaN below every number, whatever its sign",
+}
+
+
+def with_nan_order(contract: Contract, order: str) -> Contract:
+    """`contract` promising the NaN order `order` (NAN_ORDERS), as the run's --nan-order says."""
+    if order not in NAN_ORDERS:
+        raise ContractError(f"--nan-order {order!r}: expected one of {', '.join(NAN_ORDERS)}")
+    return contract.replaced(nan=Promise("nan", order, f"NaN order {order}: {NAN_ORDERS[order]}.", "",
+                                         "the run's --nan-order", DOCUMENTED))

@@ -262,6 +262,10 @@ class CallableTarget(Target):
     AdapterError, as does a return value that is not a pair (values, indices). The same
     errors raised inside a library the function calls are that library refusing the input.
     Integer indices are returned as the case's index type when they fit it exactly.
+
+    `contract` (spec.contracts) says what the function promises where it is not DirectML's
+    text: a function whose contract returns no indices returns the values alone, one that
+    offers no smallest K is never asked for them, and one that never sorts is judged as a set.
     """
 
     validates = True  # by raising; it cannot know the profile's tables
@@ -296,6 +300,9 @@ class CallableTarget(Target):
             if judged is exc:
                 raise
             raise judged from exc
+        if self._contract is not None and self._contract.value("indices") == "not_returned" \
+                and not isinstance(result, (tuple, list)):
+            return np.asarray(result), None  # values only, as its contract says
         if not isinstance(result, (tuple, list)) or len(result) != 2:
             raise AdapterError(f"{self.name} returned {type(result).__name__}"
                                f"{f' of length {len(result)}' if isinstance(result, (tuple, list)) else ''}, "

@@ -1,0 +1,57 @@
+"""Runs read the contract: a point the runtime leaves open fails no target, a promised point is
+checked and its report quotes the runtime's own sentence; every rule a run could break gets a verdict."""
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "plugins"))
+import values_only  # noqa: E402
+
+from topkspec.fuzz import run_fuzz  # noqa: E402
+from topkspec.fuzz.config import RunConfig  # noqa: E402
+from topkspec.fuzz.verdicts import rule_verdicts  # noqa: E402
+
+
+def _verdicts(result) -> dict:
+    return {v.rule: v for v in rule_verdicts(result)}
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_a_correct_values_only_largest_only_unsorted_function_runs_clean(seed):
+    result = run_fuzz(RunConfig(target=values_only.good, max_examples=250, seed=seed, isolate=False))
+    assert result.failures == []
+    verdicts = _verdicts(result)
+    assert verdicts["out.order"].kind == "not promised"
+    assert verdicts["out.indices.range_distinct"].kind == "not promised"
+    assert verdicts["out.values.select"].kind == "holds"
+    assert verdicts["dml.k.max"].kind == "holds"  # promised: refused, and it refuses
+    assert "dml.axis.range" not in verdicts and "dml.k.positive" not in verdicts  # left open
+    assert result.unsupported["its contract offers no smallest K"] > 0
+
+
+def test_a_broken_promise_is_reported_quoting_the_declared_source(tmp_path):
+    result = run_fuzz(RunConfig(target=values_only.clamping, max_examples=250, seed=1, isolate=False,
+                                report_dir=str(tmp_path)))
+    assert [f.rule for f in result.failures] == ["dml.k.max"]
+    report = open(os.path.join(result.failures[0].report_dir, "report.md")).read()
+    assert "> Raises ValueError when k is larger than the axis." in report
+    assert "(https://example.org/partition-topk), K above the axis size: refused." in report
+    assert "(as the documents state it)" in report.splitlines()[0]
+
+
+def test_the_same_function_without_its_contract_is_held_to_directml():
+    from topkspec.targets.base import CallableTarget
+
+    plain = CallableTarget(lambda x, *, axis, k, largest: (values_only.partition_topk(x, axis=axis, k=k,
+                                                                                      largest=largest), None),
+                           name="undeclared")
+    result = run_fuzz(RunConfig(target=plain, max_examples=60, seed=1, isolate=False))
+    assert result.failures  # no indices, unsorted, largest only: DirectML's text is broken
+
+
+def test_descriptor_rules_that_held_get_a_verdict():
+    result = run_fuzz(RunConfig(target="reference", profile="onnx:11", max_examples=150, seed=2, isolate=False))
+    verdicts = _verdicts(result)
+    for rule in ("onnx.axis.range", "onnx.k.positive", "onnx.k.max"):
+        assert verdicts[rule].kind == "holds", verdicts[rule].text()
