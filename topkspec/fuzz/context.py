@@ -136,7 +136,8 @@ class GroupContext:
         Violation); with refusal_is_finding False (an invalid case, whose refusal would then
         prove nothing) the case is set aside instead."""
         judged = self.judged(case)
-        if not selects_largest(judged) and self.contract.value("smallest") == "not_offered":
+        if not selects_largest(judged) and self.contract.value("smallest") == "not_offered" \
+                and not self.target.smallest_by_key:
             self.result.unsupported["its contract offers no smallest K"] += 1
             return None
         try:

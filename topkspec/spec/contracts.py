@@ -317,7 +317,7 @@ RULE_POINTS = {
     "dml.axis.range": "axis_out_of_range", "onnx.axis.range": "axis_out_of_range",
     "out.order": "sorted", "out.unsorted.set": "sorted",
     "out.ties.index_order": "ties", "out.ties.kth_place": "ties", "out.exact": "ties",
-    "out.prefix": "ties", "out.axis_moves": "ties",
+    "out.prefix": "ties", "out.axis_moves": "ties", "out.deterministic": "ties",
     "out.ties.signed_zero": "signed_zeros",
     "out.nan.unspecified": "nan",
     "out.dtype.indices": "indices", "out.indices.range_distinct": "indices", "out.indices.base": "indices",

@@ -89,6 +89,11 @@ class Target:
     #: wrong sizes, a missing tensor field). Empty: broken descriptors reach it only as Cases,
     #: through `run`.
     descriptor_rules: frozenset = frozenset()
+    #: True when the runtime selects only the largest K and the adapter answers the smallest K
+    #: through an exact order-reversing key (targets.order_key): its contract says the smallest
+    #: are not offered, yet those cases still run. False: a contract that offers no smallest K
+    #: is never asked for it.
+    smallest_by_key: bool = False
 
     @property
     def contract(self):

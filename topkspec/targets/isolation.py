@@ -63,7 +63,7 @@ def _info(target) -> dict:
     return {"name": target.name, "version": target.version(), "validates": target.validates,
             "validates_tables": target.validates_tables, "index_dtype": target.index_dtype,
             "default_profile": target.default_profile, "support_fields": target.support_fields,
-            "contract": target.contract.to_dict()}
+            "contract": target.contract.to_dict(), "smallest_by_key": target.smallest_by_key}
 
 
 def _worker_main(conn, spec, block_name=None) -> None:
@@ -315,6 +315,7 @@ class IsolatedTarget(Target):
     validates_tables = _reported("validates_tables")
     index_dtype = _reported("index_dtype")
     default_profile = _reported("default_profile")
+    smallest_by_key = _reported("smallest_by_key")
 
     @property
     def contract(self):
