@@ -55,3 +55,29 @@ def test_descriptor_rules_that_held_get_a_verdict():
     verdicts = _verdicts(result)
     for rule in ("onnx.axis.range", "onnx.k.positive", "onnx.k.max"):
         assert verdicts[rule].kind == "holds", verdicts[rule].text()
+
+
+def _nan_failures(fn, order, seed=3):
+    from topkspec.targets.base import CallableTarget
+
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "plugins"))
+    result = run_fuzz(RunConfig(target=CallableTarget(fn, name=fn.__name__), max_examples=300, seed=seed,
+                                isolate=False, groups=("nan",), nan_order=order))
+    return [f.rule for f in result.failures], result
+
+
+def test_nan_order_largest_catches_nan_last_and_the_default_does_not():
+    import nan_placement
+
+    assert _nan_failures(nan_placement.nan_last, "largest")[0] == ["out.nan.order"]
+    rules, result = _nan_failures(nan_placement.nan_last, None)
+    assert rules == [] and _verdicts(result)["out.nan.order"].kind == "not promised"
+    assert _nan_failures(nan_placement.nan_first, "largest")[0] == []
+
+
+def test_nan_order_totalorder_catches_negative_nan_first_and_the_default_does_not():
+    import nan_placement
+
+    assert _nan_failures(nan_placement.nan_first, "totalorder")[0] == ["out.nan.order"]
+    assert _nan_failures(nan_placement.nan_first, None)[0] == []
+    assert _nan_failures(nan_placement.total_order, "totalorder")[0] == []

@@ -46,8 +46,22 @@ def _result_body(ctx: GroupContext, data) -> bool:
         if same:  # the reference keeps every result rule (tests/test_properties.py), so a copy does
             ctx.held(name)
         elif not ctx.evaluate(name, check, judged, x, values, indices) and check is check_shape:
-            break  # nothing else can be read from outputs of the wrong shape
+            return True  # nothing else can be read from outputs of the wrong shape
+    _promised_nan_order(ctx, judged, x, values, indices)
     return True
+
+
+def _promised_nan_order(ctx: GroupContext, case, x, values, indices) -> None:
+    """out.nan.order, where the contract (or --nan-order) promises an order for NaN and the
+    input holds NaN: the reference under that order decides (properties.nan_order)."""
+    from topkspec.properties import has_nan
+    from topkspec.properties.nan_order import check_nan_order
+
+    order = ctx.contract.value("nan")
+    if order == "unspecified" or not has_nan(x):
+        return
+    ties = ctx.contract.value("ties") == "index_order" and ctx.contract.value("indices") == "returned"
+    ctx.evaluate("nan_order", check_nan_order, case, x, values, indices, order=order, ties=ties)
 
 
 def _asking_once(run):

@@ -319,7 +319,7 @@ RULE_POINTS = {
     "out.ties.index_order": "ties", "out.ties.kth_place": "ties", "out.exact": "ties",
     "out.prefix": "ties", "out.axis_moves": "ties", "out.deterministic": "ties",
     "out.ties.signed_zero": "signed_zeros",
-    "out.nan.unspecified": "nan",
+    "out.nan.unspecified": "nan", "out.nan.order": "nan",
     "out.dtype.indices": "indices", "out.indices.range_distinct": "indices", "out.indices.base": "indices",
 }
 
