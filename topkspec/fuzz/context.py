@@ -20,7 +20,7 @@ from topkspec.fuzz.config import ADAPTER_RULE, MAX_CRASH_REPLAYS, MAX_HANG_REPLA
 from topkspec.targets.isolation import TargetCrashed, TargetHung
 from topkspec.fuzz.results import Failure, RunResult, failure_key, filed_rule
 from topkspec.fuzz.verdicts import is_reading
-from topkspec.properties.values_only import explaining_indices
+from topkspec.properties.open_points import explaining_indices, zeros_as_input
 from topkspec.spec.contracts import unpromised_rules
 from topkspec.targets.base import AdapterError, Rejected, Target, describe_error, selects_largest
 
@@ -180,7 +180,9 @@ class GroupContext:
         if self.contract.value("indices") == "not_returned":  # values only: judged on indices that explain them
             indices = explaining_indices(case, x, values)
         indices = np.asarray(indices)
-        self.outputs[-1] = (values, indices)
+        self.outputs[-1] = (values, indices)  # what the runtime returned, as reports show it
+        if self.contract.value("signed_zeros") == "unspecified":  # a zero of either sign stands for the other
+            values = zeros_as_input(case, x, values, indices)
         return values, indices
 
     def run(self, case, x, *, meanwhile=None):

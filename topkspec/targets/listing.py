@@ -162,3 +162,31 @@ def contract_table(names=CONTRACT_ROWS) -> str:
         what = {"onnx": "ONNX", "dml": "DirectML", "own": "own API"}[contract.implements]
         lines.append(f"| `{name}` | {what} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def contract_cell(contract, rule: str, point: str | None = None) -> str:
+    """What a finding filed under `rule` breaks, by the runtime's contract, as findings/README.md's
+    contract column says it: the page of the promise that decides it (`point`, else the rule's),
+    linked, then 'promises: ...' ('leaves open: ...' where the contract leaves that point open);
+    the runtime's page alone for a rule every TopK keeps (a value not in the input, a crash)."""
+    from topkspec.spec.contracts import QUESTIONS, RULE_POINTS
+
+    point = point or (None if rule == "out.nan.unspecified" else RULE_POINTS.get(rule))
+    promise = contract.promise(point or "indices")
+    link = f"[{promise.title}]({promise.url})"
+    if point is None:
+        return link
+    said = f"{QUESTIONS[promise.point]} {promise.value.replace('_', ' ')}"
+    if finding_left_open(contract, rule, point):
+        return f"{link}; leaves open: {said}"
+    return f"{link}; promises: {said}" + (" (our reading)" if promise.status != "documented" else "")
+
+
+def finding_left_open(contract, rule: str, point: str | None = None) -> bool:
+    """Whether `contract` leaves open what a finding under `rule` breaks (`point`: the point that
+    decides it, where that is not the rule's own)."""
+    from topkspec.spec.contracts import RULE_POINTS, unpromised_rules
+
+    if point is not None and point != RULE_POINTS.get(rule):
+        return contract.value(point) == "unspecified"
+    return rule in unpromised_rules(contract)
