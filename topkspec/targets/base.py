@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import os
+import signal
+from contextlib import contextmanager
 from typing import Callable
 
 
@@ -148,19 +150,47 @@ class Target:
         return f"<{type(self).__name__} {self.name}>"
 
 
+# Signals whose handlers the run relies on: a worker's death (SIGCHLD) is read from its exit
+# status, Ctrl-C (SIGINT) and SIGTERM stop a run and keep what it found.
+_KEPT_SIGNALS = tuple(getattr(signal, name) for name in ("SIGCHLD", "SIGINT", "SIGTERM") if hasattr(signal, name))
+
+
+@contextmanager
+def signals_kept():
+    """Run the block (loading a target, asking its availability or version: what runs in the
+    run's own process) and put back the handlers of SIGCHLD, SIGINT and SIGTERM as they were.
+    A runtime may install its own on import: one that exits when any child dies would end the
+    whole run, with no summary and no reports, the first time a worker crashed."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():  # handlers belong to the main thread
+        yield
+        return
+    before = {number: signal.getsignal(number) for number in _KEPT_SIGNALS}
+    try:
+        yield
+    finally:
+        for number, handler in before.items():
+            if handler is not None and signal.getsignal(number) is not handler:
+                signal.signal(number, handler)
+
+
 def availability(target) -> tuple[bool, str]:
     """target.available(), with a runtime that fails to load for any reason (not only an
-    ImportError: a native library that does not load raises OSError) counted as unavailable."""
+    ImportError: a native library that does not load raises OSError) counted as unavailable;
+    the signal handlers the run relies on are kept (signals_kept)."""
     try:
-        return target.available()
+        with signals_kept():
+            return target.available()
     except Exception as exc:
         return False, f"importing its runtime failed: {type(exc).__name__}: {exc}"
 
 
 def version_text(target) -> str:
-    """target.version(), or why it cannot be read."""
+    """target.version(), or why it cannot be read; signal handlers kept (signals_kept)."""
     try:
-        return target.version()
+        with signals_kept():
+            return target.version()
     except Exception as exc:
         return f"unknown ({type(exc).__name__}: {exc})"
 
