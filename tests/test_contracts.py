@@ -85,3 +85,11 @@ def test_a_target_without_a_contract_is_held_to_its_profile_text():
     mine = own_contract("f", url="u", title="t", sorted="never", smallest="not_offered", indices="not_returned")
     assert CallableTarget(lambda x, **kw: None, contract=mine).contract is mine
     assert CallableTarget(lambda x, **kw: None).contract.implements == "dml"
+
+
+def test_the_target_interface_declares_what_the_engine_reads():
+    # isolates_itself and repro_kind are read directly (fuzz/resolve.py, targets/repro.py)
+    assert Target.isolates_itself is False and Target.repro_kind is None
+    assert Target.smallest_by_key is False
+    for name in ("isolates_itself", "repro_kind", "smallest_by_key", "contract"):
+        assert name in vars(Target), name

@@ -35,7 +35,7 @@ def resolve_target(spec, *, isolate: bool | None, timeout: float, notes: list | 
         isolate = False
     auto = isolate is None
     if auto:  # a target that runs its own worker process is not wrapped in another
-        isolate = target.native and not getattr(target, "isolates_itself", False)
+        isolate = target.native and not target.isolates_itself
     worker = IsolatedTarget(spec, timeout=timeout, wait=False) if isolate and isinstance(spec, str) else None
     try:
         usable, why = availability(target)

@@ -69,6 +69,13 @@ class Target:
     validates_tables: tuple = ()
     #: True when the target runs native code that may crash or hang (run it isolated).
     native: bool = False
+    #: True when the target runs its runtime in a worker process of its own (the DirectML
+    #: targets' native worker): a run then does not wrap it in another, native or not.
+    isolates_itself: bool = False
+    #: The kind of repro.py its bug reports get (targets.repro.register_repro_writer), when its
+    #: class alone does not say: None takes the first registered class in its MRO, else the
+    #: adapter's writer.
+    repro_kind: str | None = None
     #: The least time limit per call, in seconds, the target needs (a compiler's first build of
     #: a shape): a run's --timeout below it is raised to it, so compiling is not called a hang.
     min_timeout: float = 0.0
