@@ -81,3 +81,24 @@ def test_nan_order_totalorder_catches_negative_nan_first_and_the_default_does_no
     assert _nan_failures(nan_placement.nan_first, "totalorder")[0] == ["out.nan.order"]
     assert _nan_failures(nan_placement.nan_first, None)[0] == []
     assert _nan_failures(nan_placement.total_order, "totalorder")[0] == []
+
+
+def _page_block(after: str, lang: str) -> str:
+    """The first `lang` block of docs/targets.md after the text `after`."""
+    text = open(os.path.join(os.path.dirname(__file__), "..", "docs", "targets.md")).read()
+    fence = text.index(f"```{lang}\n", text.index(after)) + len(f"```{lang}\n")
+    return text[fence:text.index("```", fence)]
+
+
+def test_the_docs_contract_file_runs_as_the_page_shows(tmp_path):
+    """docs/targets.md: my_framework.py run with --contract myfw.toml, as the page shows (exit 0)."""
+    import subprocess
+
+    (tmp_path / "my_framework.py").write_text(_page_block("### A framework with an API of its own", "python"))
+    (tmp_path / "myfw.toml").write_text(_page_block("The same contract as a file", "toml"))
+    command = _page_block("k_above_axis = { value", "sh").strip()
+    assert command.startswith("topkspec fuzz --target ./my_framework.py:target --contract myfw.toml")
+    done = subprocess.run([sys.executable, "-m", "topkspec", *command.split()[1:]], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "not promised" in done.stdout

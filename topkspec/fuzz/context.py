@@ -179,6 +179,10 @@ class GroupContext:
         values = np.asarray(values)
         if self.contract.value("indices") == "not_returned":  # values only: judged on indices that explain them
             indices = explaining_indices(case, x, values)
+        elif indices is None:
+            raise self._adapter_error(case, AdapterError(
+                f"{self.target.name} returned values only, but its contract ({self.contract.name}) returns "
+                f"indices: declare indices not_returned in it"))
         indices = np.asarray(indices)
         self.outputs[-1] = (values, indices)  # what the runtime returned, as reports show it
         if self.contract.value("signed_zeros") == "unspecified":  # a zero of either sign stands for the other

@@ -301,13 +301,15 @@ class CallableTarget(Target):
     Except that NameError, AttributeError and TypeError raised by the function's own code
     (the innermost frame of the traceback lies in the file that defines it) or by calling it
     (a signature that does not take x, axis, k, largest) are bugs in the function: they raise
-    AdapterError, as does a return value that is not a pair (values, indices). The same
+    AdapterError, as does a return value that is not a pair (values, indices) nor, where its
+    contract returns no indices, an array of values (or a pair (values, None)). The same
     errors raised inside a library the function calls are that library refusing the input.
     Integer indices are returned as the case's index type when they fit it exactly.
 
     `contract` (spec.contracts) says what the function promises where it is not DirectML's
-    text: a function whose contract returns no indices returns the values alone, one that
-    offers no smallest K is never asked for them, and one that never sorts is judged as a set.
+    text (a run's --contract FILE says it too): a function whose contract returns no indices
+    returns the values alone (an array, not a pair), one that offers no smallest K is never
+    asked for them, and one that never sorts is judged as a set.
     """
 
     validates = True  # by raising; it cannot know the profile's tables
@@ -342,12 +344,13 @@ class CallableTarget(Target):
             if judged is exc:
                 raise
             raise judged from exc
-        if self._contract is not None and self._contract.value("indices") == "not_returned" \
-                and not isinstance(result, (tuple, list)):
-            return np.asarray(result), None  # values only, as its contract says
+        if isinstance(result, np.ndarray) and self._contract is not None \
+                and self._contract.value("indices") == "not_returned":
+            return result, None  # values only, as its contract says
         if not isinstance(result, (tuple, list)) or len(result) != 2:
             raise AdapterError(f"{self.name} returned {type(result).__name__}"
                                f"{f' of length {len(result)}' if isinstance(result, (tuple, list)) else ''}, "
-                               f"not a pair (values, indices)")
+                               f"not a pair (values, indices); a function that returns values only "
+                               f"says so in its contract (indices not_returned)")
         values, indices = result
-        return np.asarray(values), as_index_type(indices, case.index_dtype)
+        return np.asarray(values), None if indices is None else as_index_type(indices, case.index_dtype)
