@@ -134,7 +134,10 @@ def _not_promised(result, rule: str) -> str:
     promise = unpromised_rules(contract).get(rule) if contract is not None else None
     if promise is None:
         return ""
-    return f"{contract.name} promises {QUESTIONS[promise.point]}: {promise.value.replace('_', ' ')}"
+    said = f"{contract.name} promises {QUESTIONS[promise.point]}: {promise.value.replace('_', ' ')}"
+    if promise.value in ("empty", "clamped", "wrapped"):  # an answer instead of a refusal
+        return f"{said}, an answer instead of a refusal, which no check holds it to yet"
+    return said
 
 
 def _verdict_of(result, rule: str) -> RuleVerdict:

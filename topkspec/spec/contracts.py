@@ -323,6 +323,8 @@ RULE_POINTS = {
     "out.dtype.indices": "indices", "out.indices.range_distinct": "indices", "out.indices.base": "indices",
 }
 
+# Values that promise no refusal. "empty", "clamped" and "wrapped" promise an answer instead,
+# which no check holds a runtime to yet: until one does, they fail no target, as unspecified.
 _NOT_REFUSED = ("unspecified", "empty", "clamped", "wrapped")
 
 
