@@ -270,6 +270,15 @@ def nan_index_out_of_range(x, *, axis, k, largest=True):
     return values, indices
 
 
+def nan_placed_last(x, *, axis, k, largest=True):
+    """Correct, except that every NaN counts as below every number (as a `>` that is false
+    against NaN leaves it): a runtime that promises numpy's order (NaN above every number)
+    breaks out.nan.order; one whose NaN order is unspecified breaks nothing."""
+    from topkspec.spec.nan_order import reference_topk_nan
+
+    return reference_topk_nan(np.asarray(x), axis=axis, k=k, largest=largest, order="smallest")
+
+
 def nan_breaks_order(x, *, axis, k, largest=True):
     """Sorts each sequence holding NaN with a comparison sort whose `>` is false against NaN (as
     std::sort on floats does), then takes the first K: NaN splits the data into runs that are

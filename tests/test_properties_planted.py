@@ -27,6 +27,7 @@ from topkspec.properties import (  # noqa: E402
     check_indices, check_nan_policy_free, check_order, check_prefix, check_rejects_invalid, check_result,
     check_select, check_shape, check_ties, check_topk_equals_topk1, check_unsorted_set,
 )
+from topkspec.properties.nan_order import check_nan_order  # noqa: E402
 from topkspec.strategies import case_and_input, invalid_descriptors  # noqa: E402
 
 FIND_SETTINGS = settings(max_examples=300, derandomize=True, database=None, deadline=None,
@@ -168,6 +169,8 @@ PLANTED = [
             ("out.unsorted.set",)),
     Planted("nan_index_out_of_range", check_nan_policy_free, result_kind(check_nan_policy_free),
             _ci(dtypes=["float32"], allow_nan=True), ("out.indices.range_distinct", "out.nan.unspecified")),
+    Planted("nan_placed_last", check_nan_order, result_kind(check_nan_order),
+            _ci(dtypes=["float32"], allow_nan=True, require_nan=True), ("out.nan.order",)),
     Planted("nan_breaks_order", check_nan_policy_free, result_kind(check_nan_policy_free),
             _ci(dtypes=["float32"], allow_nan=True), ("out.nan.unspecified",), max_total=32, max_rank=2),
     Planted("k_over_half_ties", check_prefix, metamorphic_kind(check_prefix), _ci(), ("out.prefix",)),

@@ -57,6 +57,13 @@ def _add_run_options(parser) -> None:
     parser.add_argument("--known", nargs="?", const="", default=None, metavar="FILE",
                         help="known deviations (TOML) are counted, not failures; without FILE, the list "
                              "topkspec ships for the target")
+    parser.add_argument("--contract", default=None, metavar="FILE",
+                        help="what the runtime promises (TOML, see docs/targets.md); default: the target's own "
+                             "(`topkspec targets --contract NAME` prints it)")
+    parser.add_argument("--nan-order", choices=("largest", "totalorder", "smallest"), default=None,
+                        help="check this NaN order (largest: every NaN above every number, as numpy and torch "
+                             "sort; totalorder: IEEE 754, -NaN below every number); default: as the contract, "
+                             "where NaN order is unspecified")
     parser.add_argument("--report-known", action="store_true",
                         help="shrink and report known deviations too (they still do not fail the run)")
     parser.add_argument("--documents-only", action="store_true",
@@ -128,6 +135,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     targets = sub.add_parser("targets", help="list the targets and what they support")
     targets.add_argument("--json", action="store_true", help="JSON instead of a table")
+    targets.add_argument("--contract", metavar="NAME", default=None,
+                         help="print what target NAME promises, point by point, each with its source")
 
     add_spec_arguments(sub.add_parser("spec", help="print the machine-readable spec as JSON"))
     add_validate_arguments(sub.add_parser("validate", help="validate a descriptor or .onnx model"))
@@ -181,6 +190,12 @@ def cmd_fuzz(args) -> int:
     from topkspec.fuzz.resolve import resolve_target
 
     check_target_names([args.target])
+    if (args.contract or args.nan_order) and (args.engine == "hypofuzz" or args.workers is not None):
+        raise UsageError("--contract and --nan-order are for one process with the default engine "
+                         "(no --engine hypofuzz, no --workers)")
+    if args.contract:  # a bad file is bad usage before the target starts
+        from topkspec.spec.contracts import load_contract
+        args.contract = load_contract(args.contract)
     if args.engine == "hypofuzz":
         from topkspec.cli.hypofuzz_engine import run
 
@@ -202,7 +217,8 @@ def cmd_fuzz(args) -> int:
                            progress=None if args.quiet else sys.stderr, strict_doc=args.strict_doc,
                            known=args.known, report_known=args.report_known, documents_only=args.documents_only,
                            max_axis_size=args.max_axis_size, max_elements=args.max_elements,
-                           verbose=args.verbose, confirm=args.confirm)
+                           verbose=args.verbose, confirm=args.confirm, contract=args.contract,
+                           nan_order=args.nan_order)
         result = run_fuzz(config, target=target)
     finally:
         target.close()  # the run closes it too; this is for a Ctrl-C before the run begins
@@ -215,6 +231,14 @@ def cmd_fuzz(args) -> int:
 def cmd_targets(args) -> int:
     from topkspec.targets.listing import describe_targets, format_targets
 
+    if args.contract:
+        from topkspec.targets.listing import contract_text
+        from topkspec.targets.registry import get_target
+
+        check_target_names([args.contract])
+        contract = get_target(args.contract).contract
+        print(json.dumps(contract.to_dict(), indent=2) if args.json else contract_text(contract))
+        return 0
     rows = describe_targets()
     print(json.dumps(rows, indent=2, default=str) if args.json else format_targets(rows))
     return 0
@@ -226,6 +250,9 @@ def cmd_matrix(args) -> int:
     names = [name.strip() for name in args.targets.split(",") if name.strip()]
     if not names:
         raise UsageError("--targets needs at least one target")
+    if args.contract or args.nan_order:
+        raise UsageError("--contract and --nan-order are for `topkspec fuzz`: each target of a matrix "
+                         "is held to its own contract")
     check_target_names(names)
     out_dir = os.path.dirname(os.path.abspath(args.out)) if args.out else os.getcwd()
     if args.out and not (os.path.isdir(out_dir) and os.access(out_dir, os.W_OK | os.X_OK)):

@@ -85,6 +85,8 @@ class RunConfig:
     max_axis_size: int | None = None  # the longest axis drawn; None: the named settings' or the strategies'
     max_elements: int | None = None  # the most elements an input has; None: likewise
     confirm: bool = True  # replay each failure in a fresh process before filing it (fuzz.confirm)
+    contract: object = None  # what the runtime promises: a Contract or a TOML file; None: the target's own
+    nan_order: str | None = None  # --nan-order largest|totalorder|smallest: the NaN order checked; None: as the contract
 
 
 def shape_limits(settings_name: str | None, max_axis_size: int | None, max_elements: int | None) -> dict:

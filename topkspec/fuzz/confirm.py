@@ -81,9 +81,10 @@ class Replayer:
     string or picklable Target), each call limited to `timeout` seconds; `profile` and
     `strict_doc` as in the run whose failures it replays."""
 
-    def __init__(self, spec, *, timeout: float, profile: str, strict_doc: bool = False,
+    def __init__(self, spec, *, timeout: float, profile: str, strict_doc: bool = False, contract=None,
                  search_seconds: float = SEARCH_SECONDS, search_tests: int = SEARCH_TESTS):
         self.spec, self.timeout, self.profile, self.strict_doc = spec, timeout, profile, strict_doc
+        self.contract = contract  # the run's (spec.contracts); None: the target's own
         self.search_seconds, self.search_tests = search_seconds, search_tests
         self.started = 0  # fresh workers started, over the replayer's life
         self._shared = None  # the worker fails_alike(fresh=False) reuses
@@ -177,7 +178,7 @@ class Replayer:
             except Exception:
                 pass  # refused or broken: the call was made, as in the run
         result = RunResult(target=failure.target, version="", profile=self.profile, settings=None, seed=None,
-                           max_examples=1, strict_doc=self.strict_doc)
+                           max_examples=1, strict_doc=self.strict_doc, contract=self.contract)
         ctx = GroupContext(target, result, failure.group, strict_doc=self.strict_doc)
         ctx.start_example()
         from topkspec.properties.result import remembered_references
@@ -218,7 +219,7 @@ def ddmin(items: list, fails, *, stop=lambda: False) -> tuple[list, bool]:
     return items, True
 
 
-def replayer_for(target, spec, *, timeout: float, profile: str, strict_doc: bool = False):
+def replayer_for(target, spec, *, timeout: float, profile: str, strict_doc: bool = False, contract=None):
     """(Replayer, None) for a run's target, or (None, why not): a target in a worker replays
     from the worker's own spec; one in this process from `spec` (the run's --target) when it
     is a name or import string, or from the target itself when it can be sent to a worker."""
@@ -229,7 +230,7 @@ def replayer_for(target, spec, *, timeout: float, profile: str, strict_doc: bool
     elif not isinstance(spec, str):
         spec = target
     timeout = max(timeout, getattr(target, "min_timeout", 0) or 0)
-    return Replayer(spec, timeout=timeout, profile=profile, strict_doc=strict_doc), None
+    return Replayer(spec, timeout=timeout, profile=profile, strict_doc=strict_doc, contract=contract), None
 
 
 def save_history(failure, history, folder: str) -> str:

@@ -20,7 +20,9 @@ from topkspec.fuzz.config import ADAPTER_RULE, MAX_CRASH_REPLAYS, MAX_HANG_REPLA
 from topkspec.targets.isolation import TargetCrashed, TargetHung
 from topkspec.fuzz.results import Failure, RunResult, failure_key, filed_rule
 from topkspec.fuzz.verdicts import is_reading
-from topkspec.targets.base import AdapterError, Rejected, Target, describe_error
+from topkspec.properties.open_points import explaining_indices, zeros_as_input
+from topkspec.spec.contracts import unpromised_rules
+from topkspec.targets.base import AdapterError, Rejected, Target, describe_error, selects_largest
 
 # Classes that end an example: after a crash, a hang or a broken adapter nothing else is asked.
 _ENDS_EXAMPLE = (failures.CRASH, failures.HANG, failures.ADAPTER_ERROR)
@@ -62,6 +64,10 @@ class GroupContext:
         self.found_after: dict = {}  # id(violation) -> the example's calls made when it was found
         self.failures: dict = {}  # key -> the latest Failure raised (after shrinking: the shrunk one)
         self.fatal = Counter()  # crash/hang examples seen in this group
+        # What the runtime promises (the run's --contract, else the target's): the rules it
+        # leaves open fail no target either way (spec.contracts.unpromised_rules).
+        self.contract = getattr(result, "contract", None) or target.contract
+        self.unpromised = unpromised_rules(self.contract)
 
     @property
     def last(self) -> Failure | None:
@@ -83,6 +89,8 @@ class GroupContext:
             self.result.held[rule] += 1
 
     def judged(self, case):
+        if case.sorted and self.contract.value("sorted") == "never":
+            case = case.with_(sorted=False)  # its order is never promised: judged as a set
         index_dtype = self.target.index_dtype
         if index_dtype is None or case.index_dtype == index_dtype:
             return case  # as judged already (every ONNX case, for an ONNX runtime)
@@ -132,6 +140,10 @@ class GroupContext:
         Violation); with refusal_is_finding False (an invalid case, whose refusal would then
         prove nothing) the case is set aside instead."""
         judged = self.judged(case)
+        if not selects_largest(judged) and self.contract.value("smallest") == "not_offered" \
+                and not self.target.smallest_by_key:
+            self.result.unsupported["its contract offers no smallest K"] += 1
+            return None
         try:
             reason = self.unsupported(judged)
         except Rejected as exc:
@@ -168,8 +180,17 @@ class GroupContext:
             raise self._adapter_error(case, AdapterError(
                 f"{self.target.name}.run() returned {type(result).__name__}, not a pair (values, indices)"))
         values, indices = result
-        values, indices = np.asarray(values), np.asarray(indices)
-        self.outputs[-1] = (values, indices)
+        values = np.asarray(values)
+        if self.contract.value("indices") == "not_returned":  # values only: judged on indices that explain them
+            indices = explaining_indices(case, x, values)
+        elif indices is None:
+            raise self._adapter_error(case, AdapterError(
+                f"{self.target.name} returned values only, but its contract ({self.contract.name}) returns "
+                f"indices: declare indices not_returned in it"))
+        indices = np.asarray(indices)
+        self.outputs[-1] = (values, indices)  # what the runtime returned, as reports show it
+        if self.contract.value("signed_zeros") == "unspecified":  # a zero of either sign stands for the other
+            values = zeros_as_input(case, x, values, indices)
         return values, indices
 
     def run(self, case, x, *, meanwhile=None):
@@ -189,7 +210,7 @@ class GroupContext:
     def held(self, name: str) -> None:
         """Property `name` was checked on this example and held: counted for its rules."""
         self.result.checks[name] += 1
-        self.kept.update(BY_NAME[name].rule_ids)
+        self.kept.update(rule for rule in BY_NAME[name].rule_ids if rule not in self.unpromised)
 
     def evaluate(self, name: str, check, *args, **options) -> bool:
         """Check property `name` on this example: True when it held. Its violation is kept for
@@ -198,12 +219,16 @@ class GroupContext:
         earlier violation. A crash, hang, broken adapter or refusal ends the example (raised)."""
         if BY_NAME[name].residual and self.found:
             return False  # explained by what broke already
+        if self.unpromised.keys() >= set(BY_NAME[name].rule_ids):
+            return True  # nothing it checks is promised: not run, not counted
         start = time.perf_counter()
         try:
             check(*args, **options)
         except Violation as violation:
             if violation.failure_class in _ENDS_EXAMPLE or violation.failure_class == failures.REJECTS_VALID:
                 raise
+            if filed_rule(violation) in self.unpromised:
+                return True  # a rule the runtime never promised: no failure either way
             if violation.rules[0] in BY_NAME[name].rule_ids:
                 self.result.checks[name] += 1
                 if BY_NAME[name].relation is not None and violation.failure_class == failures.WRONG_RESULT:
@@ -289,7 +314,7 @@ class GroupContext:
                 result.known_by_rule[(rule, entry)] += 1
                 if result.report_known and known is None and not self._kept(violation, case):
                     known = (violation, entry)
-            elif result.documents_only and is_reading(rule, result.profile):
+            elif result.documents_only and is_reading(rule, result.profile, self.contract):
                 result.readings.setdefault(rule, f"{getattr(case, 'describe', lambda: '?')()}: {violation.message}")
             elif self._kept(violation, case):
                 result.failed_groups.add(self.group)  # kept once, under the group that found it first

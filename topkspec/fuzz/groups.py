@@ -46,8 +46,22 @@ def _result_body(ctx: GroupContext, data) -> bool:
         if same:  # the reference keeps every result rule (tests/test_properties.py), so a copy does
             ctx.held(name)
         elif not ctx.evaluate(name, check, judged, x, values, indices) and check is check_shape:
-            break  # nothing else can be read from outputs of the wrong shape
+            return True  # nothing else can be read from outputs of the wrong shape
+    _promised_nan_order(ctx, judged, x, values, indices)
     return True
+
+
+def _promised_nan_order(ctx: GroupContext, case, x, values, indices) -> None:
+    """out.nan.order, where the contract (or --nan-order) promises an order for NaN and the
+    input holds NaN: the reference under that order decides (properties.nan_order)."""
+    from topkspec.properties import has_nan
+    from topkspec.properties.nan_order import check_nan_order
+
+    order = ctx.contract.value("nan")
+    if order == "unspecified" or not has_nan(x):
+        return
+    ties = ctx.contract.value("ties") == "index_order" and ctx.contract.value("indices") == "returned"
+    ctx.evaluate("nan_order", check_nan_order, case, x, values, indices, order=order, ties=ties)
 
 
 def _asking_once(run):
@@ -125,7 +139,8 @@ def _invalid_body(ctx: GroupContext, draw) -> None:
             raise fatal[0]  # a crash or hang is not one
 
     ctx.result.coverage[(draw.case.dtype, draw.case.rank)] += 1
-    ctx.evaluate("rejects_invalid", refused, draw, run)
+    if ctx.evaluate("rejects_invalid", refused, draw, run):
+        ctx.kept.update(draw.rules)  # the descriptor rules it breaks held too: each gets its verdict
     return True
 
 
@@ -143,7 +158,8 @@ def _descriptor_verdict(ctx: GroupContext, draw):
         ctx.result.timing["target_s"] += time.perf_counter() - start
     if verdict is None:
         return None
-    ctx.evaluate("rejects_invalid", _refused, draw, verdict)
+    if ctx.evaluate("rejects_invalid", _refused, draw, verdict):
+        ctx.kept.update(draw.rules)
     return verdict
 
 
@@ -187,8 +203,30 @@ def case_of(draw):
         return _DescriptorOnly(draw)
 
 
+def descriptor_rules_in_force(target: Target, profile: str, *, strict_doc: bool = False, contract=None) -> list:
+    """The descriptor rules the invalid group holds the target to at `profile`: those a call can
+    carry (or the target takes as written), the profile's tables only for a target that knows
+    them (the literal K bound, when asked for, for every target: it replaces the K bound every
+    target is held to), and only what its contract promises to refuse (spec.contracts)."""
+    from topkspec.spec.contracts import unpromised_rules
+    from topkspec.spec.rules import IMPOSSIBLE_RULES
+    from topkspec.strategies import breakable_rules
+    from topkspec.strategies.invalid import carries_cases
+    from topkspec import spec
+
+    contract = contract or target.contract
+    if not (target.validates or contract.implements == "own"):
+        return []
+    open_rules = unpromised_rules(contract)
+    tables = spec.parse_profile(profile).family in target.validates_tables
+    by_descriptor = set(getattr(target, "descriptor_rules", ()))  # reach the target without a Case
+    return [rule for rule in breakable_rules(profile, strict_doc=strict_doc)
+            if (carries_cases(profile, rule) or rule in by_descriptor) and rule not in open_rules
+            and (tables or rule in IMPOSSIBLE_RULES or (strict_doc and rule == "dml.k.max_strict"))]
+
+
 def plan_groups(target: Target, profile: str, *, strict_doc: bool = False, max_axis_size: int | None = None,
-                max_elements: int | None = None) -> dict:
+                max_elements: int | None = None, contract=None) -> dict:
     """{group: (strategy, body)} for the groups that apply to the target at `profile`.
     strict_doc: the literal DirectML text, so a K equal to the axis size is invalid (valid
     cases draw K below it, and the invalid group holds every target to refusing it).
@@ -212,23 +250,25 @@ def plan_groups(target: Target, profile: str, *, strict_doc: bool = False, max_a
         groups["nan"] = (case_and_input(profile, dtypes=floats, allow_nan=True, require_nan=True, **options),
                          body_of("nan"))
     groups["metamorphic"] = (case_and_input(profile, allow_nan=True, **options), body_of("metamorphic"))
-    # The rules in force under the strict_doc setting; only breakages a call can carry; table
-    # rules only for targets that know the tables (and the literal K bound, when asked for,
-    # for every target: it replaces the K bound every target is held to).
-    tables = spec.parse_profile(profile).family in target.validates_tables
-    by_descriptor = set(getattr(target, "descriptor_rules", ()))  # reach the target without a Case
-    breakable = [rule for rule in breakable_rules(profile, strict_doc=strict_doc)
-                 if (carries_cases(profile, rule) or rule in by_descriptor)
-                 and (tables or rule in IMPOSSIBLE_RULES or (strict_doc and rule == "dml.k.max_strict"))]
-    if target.validates and breakable:
-        groups["invalid"] = (st.one_of([invalid_descriptors(profile, rule) for rule in breakable]),
-                             body_of("invalid"))
+    breakable = descriptor_rules_in_force(target, profile, strict_doc=strict_doc, contract=contract)
+    if breakable:
+        groups["invalid"] = (st.one_of([invalid_descriptors(profile, rule) for rule in breakable]), body_of("invalid"))
     if not target.computes:  # a validator: it is handed descriptors, valid and broken, and computes nothing
         from topkspec.fuzz.validator_groups import accepts_group
         return {"accepts": accepts_group(target, profile, strict_doc), **{g: groups[g] for g in ("invalid",)
                                                                            if g in groups}}
     groups["deterministic"] = (case_and_input(profile, allow_nan=True, **options), body_of("deterministic"))
-    return groups
+    return {name: plan for name, plan in groups.items() if not _all_unpromised(name, contract or target.contract)}
+
+
+def _all_unpromised(group: str, contract) -> bool:
+    """A metamorphic group every property of which checks only rules the contract leaves open
+    (a runtime whose ties are unspecified promises no equal repeated calls): nothing to judge."""
+    from topkspec.spec.contracts import unpromised_rules
+
+    props = in_group(group)
+    open_rules = unpromised_rules(contract)
+    return bool(props) and all(set(prop.rule_ids) <= open_rules.keys() for prop in props)
 
 
 def body_of(group: str):

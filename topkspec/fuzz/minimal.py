@@ -37,7 +37,7 @@ _REDUCED_GROUPS = ("valid", "nan", "metamorphic", "deterministic")
 def _replay(target, result, failure, body, case, x, strict_doc):
     """The Failure with `failure`'s key the group's checks find on (case, x), or None."""
     scratch = RunResult(target=result.target, version=result.version, profile=result.profile, settings=None,
-                        seed=None, max_examples=0, computes=result.computes)
+                        seed=None, max_examples=0, computes=result.computes, contract=result.contract)
     ctx = GroupContext(target, scratch, failure.group, strict_doc=strict_doc)
     ctx.start_example()
     try:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from topkspec.fuzz.config import RunError
 from topkspec.targets.isolation import IsolatedTarget, TargetCrashed, TargetHung
-from topkspec.targets.base import Target, availability, first_line
+from topkspec.targets.base import Target, availability, first_line, signals_kept
 from topkspec.targets.registry import get_target
 
 
@@ -20,7 +20,8 @@ def resolve_target(spec, *, isolate: bool | None, timeout: float, notes: list | 
 
     A target named by a string gets its worker started before its availability is checked
     here, and is returned without waiting for the worker: its first use waits."""
-    target = get_target(spec)
+    with signals_kept():  # loading it may import its runtime here, which may install handlers
+        target = get_target(spec)
     needed = getattr(target, "min_timeout", 0) or 0
     if timeout < needed:  # a compiler's first build of a shape is no hang
         if notes is not None:
@@ -34,7 +35,7 @@ def resolve_target(spec, *, isolate: bool | None, timeout: float, notes: list | 
         isolate = False
     auto = isolate is None
     if auto:  # a target that runs its own worker process is not wrapped in another
-        isolate = target.native and not getattr(target, "isolates_itself", False)
+        isolate = target.native and not target.isolates_itself
     worker = IsolatedTarget(spec, timeout=timeout, wait=False) if isolate and isinstance(spec, str) else None
     try:
         usable, why = availability(target)

@@ -124,6 +124,8 @@ class RunResult:
     readings: dict = field(default_factory=dict)  # rule -> first example, for readings noted (documents_only)
     coverage: Counter = field(default_factory=Counter)  # (dtype, rank)
     unsupported: Counter = field(default_factory=Counter)  # reason
+    contract: object = None  # the Contract the run held the target to (spec.contracts)
+    descriptor_rules: tuple = ()  # the descriptor rules the invalid group could break (each gets a verdict)
     not_runnable: int = 0  # invalid descriptors no Case carries (judged by `topkspec validate`)
     refused_k_at_axis_size: int = 0  # DirectML K equal to the axis size refused: allowed, not judged
     strict_doc: bool = False

@@ -39,7 +39,7 @@ from topkspec.fuzz.config import (
 from topkspec.fuzz.context import GroupContext
 from topkspec.fuzz.ctrl_c import CtrlC
 from topkspec.fuzz.database import KeyedDatabase, open_database
-from topkspec.fuzz.groups import case_of, plan_groups, split_budget
+from topkspec.fuzz.groups import descriptor_rules_in_force, case_of, plan_groups, split_budget
 from topkspec.fuzz.resolve import resolve_target
 from topkspec.fuzz.results import ONE_CALL_RELATIONS, Failure, RunResult, group_failures, record_failure
 from topkspec.fuzz.summary import Progress
@@ -121,7 +121,8 @@ def _search(config: RunConfig, target: Target | None, made: list) -> RunResult:
                 known = load_known(config.known or None, target.name)
             except KnownError as exc:
                 raise RunError(str(exc)) from None
-        result = RunResult(target=target.name, version=version, profile=profile,
+        contract = run_contract(config, target)
+        result = RunResult(target=target.name, version=version, profile=profile, contract=contract,
                            settings=config.settings, seed=config.seed, max_examples=budget,
                            notes=notes, strict_doc=config.strict_doc, known=known,
                            report_known=config.report_known, documents_only=config.documents_only,
@@ -129,10 +130,13 @@ def _search(config: RunConfig, target: Target | None, made: list) -> RunResult:
                            timeout=_call_limit(target, config.timeout))
         keep = _keeper(config, target, result, profile, notes)
         replayer = keep.replayer
-        groups = plan_groups(target, profile, strict_doc=config.strict_doc,
+        groups = plan_groups(target, profile, strict_doc=config.strict_doc, contract=contract,
                              **shape_limits(config.settings, config.max_axis_size, config.max_elements))
         if config.groups is not None:
             groups = {g: v for g, v in groups.items() if g in config.groups}
+        if "invalid" in groups:
+            result.descriptor_rules = tuple(descriptor_rules_in_force(target, profile, strict_doc=config.strict_doc,
+                                                                      contract=contract))
         progress = Progress(config.progress, budget, label=target.name)
         start = result.clock = time.perf_counter()
         result.start_seconds = start - entered
@@ -196,6 +200,22 @@ def _fails_alone(replayer):
         except Exception:  # no fresh worker to ask: the case that was confirmed stays
             return False
     return confirm
+
+
+def run_contract(config: RunConfig, target: Target):
+    """The contract a run holds the target to: --contract FILE (or a Contract) else the
+    target's own, with the NaN order of --nan-order when given."""
+    from topkspec.spec.contracts import Contract, ContractError, load_contract, with_nan_order
+
+    try:
+        contract = config.contract
+        if contract is None:
+            contract = target.contract
+        elif not isinstance(contract, Contract):
+            contract = load_contract(str(contract))
+        return with_nan_order(contract, config.nan_order) if config.nan_order else contract
+    except ContractError as exc:
+        raise RunError(str(exc)) from None
 
 
 def group_test(target, result, group, strategy, body, *, progress=None, strict_doc=False, ctrl_c=None):
@@ -292,7 +312,7 @@ def _keeper(config, target, result, profile, notes):
     replayer = None
     if config.confirm:
         replayer, why = replayer_for(target, config.target, timeout=result.timeout, profile=profile,
-                                     strict_doc=config.strict_doc)
+                                     strict_doc=config.strict_doc, contract=result.contract)
         if why:
             notes.append(f"failures are filed as found, not replayed in a fresh process first: {why}")
     return Keeper(result, replayer, config.report_dir)

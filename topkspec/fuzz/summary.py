@@ -139,7 +139,7 @@ def format_summary(result) -> str:
     for failure in result.failures:
         where = f" -> {failure.report_dir}" if failure.report_dir else ""
         upstream = known_upstream(failure, result, result.target)
-        lines.append(f"  [{failure.failure_class}] {failure.rule} ({status_word(failure.rule, result.profile)}): "
+        lines.append(f"  [{failure.failure_class}] {failure.rule} ({status_word(failure.rule, result.profile, result.contract)}): "
                      f"{failure.case.describe()}{where}"
                      + (f" ({'known to topkspec' if upstream[0].unreported else 'known upstream'}: "
                         f"{upstream[0].url or upstream[0].reason})" if upstream else ""))

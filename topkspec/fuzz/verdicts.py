@@ -6,6 +6,7 @@
   (with --documents-only, a note, not a failure);
 - known: it broke only in ways a known-deviation entry declares;
 - unsupported: no example could reach it, for a reason the target gives;
+- not promised: the runtime's contract leaves it open (spec.contracts), so it fails no target;
 - not evaluated: no example reached it;
 - not reproduced: it broke in the run only, in no fresh process (fuzz.confirm): no failure.
 """
@@ -21,8 +22,9 @@ BROKEN_BY_READING = "broken by our reading only"
 KNOWN = "known"
 UNSUPPORTED = "unsupported"
 NOT_EVALUATED = "not evaluated"
+NOT_PROMISED = "not promised"
 NOT_REPRODUCED = "not reproduced"
-VERDICTS = (HOLDS, BROKEN, BROKEN_BY_READING, KNOWN, UNSUPPORTED, NOT_EVALUATED, NOT_REPRODUCED)
+VERDICTS = (HOLDS, BROKEN, BROKEN_BY_READING, KNOWN, UNSUPPORTED, NOT_PROMISED, NOT_EVALUATED, NOT_REPRODUCED)
 
 # The groups whose examples reach a rule, where it is not the valid group (for `unsupported`).
 _RULE_GROUPS = {"out.invalid_rejected": ("invalid",), "out.valid_accepted": ("valid", "accepts"), "out.deterministic": ("deterministic",),
@@ -30,19 +32,20 @@ _RULE_GROUPS = {"out.invalid_rejected": ("invalid",), "out.valid_accepted": ("va
                 "out.topk_equals_topk1": ("metamorphic",), "out.nan.unspecified": ("nan",)}
 
 
-def is_reading(rule_id: str, profile=None) -> bool:
-    """True when the rule is our reading of the documents (at `profile`), not their statement."""
-    from topkspec.spec.queries import stated_by
+def is_reading(rule_id: str, profile=None, contract=None) -> bool:
+    """True when the rule is our reading of the documents (at `profile`, for a runtime held to
+    `contract`), not their statement."""
+    from topkspec.spec.queries import rule_statement
 
-    return stated_by(rule_id, profile).is_reading
+    return rule_statement(rule_id, profile, contract).is_reading
 
 
-def status_word(rule_id: str, profile=None) -> str:
-    """'documents', 'our reading' or 'adapter error': who says the rule (at `profile`), in a word
-    for tables and summaries (spec.queries.stated_by)."""
-    from topkspec.spec.queries import stated_by
+def status_word(rule_id: str, profile=None, contract=None) -> str:
+    """'documents', 'our reading' or 'adapter error': who says the rule (at `profile`, for a
+    runtime held to `contract`), in a word for tables and summaries (spec.queries.rule_statement)."""
+    from topkspec.spec.queries import rule_statement
 
-    return stated_by(rule_id, profile).word
+    return rule_statement(rule_id, profile, contract).word
 
 
 @dataclass
@@ -53,16 +56,17 @@ class RuleVerdict:
     detail: str = ""  # the failure class, the known entry, the reason it is unsupported
     failure: object = None  # the Failure a broken verdict reports
     profile: str | None = None  # the spec profile the run judged by
+    contract: object = None  # the Contract the run held the target to
 
     @property
     def status(self) -> str:
-        return status_word(self.rule, self.profile)
+        return status_word(self.rule, self.profile, self.contract)
 
     def text(self) -> str:
         """'holds (812)', 'broken (wrong result)', 'known (34): reason', ..."""
         count = f" ({self.count})" if self.count and self.kind in (HOLDS, KNOWN) else ""
-        detail = f": {self.detail}" if self.detail and self.kind in (KNOWN, UNSUPPORTED, NOT_EVALUATED,
-                                                                      NOT_REPRODUCED) else ""
+        detail = f": {self.detail}" if self.detail and self.kind in (KNOWN, UNSUPPORTED, NOT_PROMISED,
+                                                                      NOT_EVALUATED, NOT_REPRODUCED) else ""
         if self.kind in (BROKEN, BROKEN_BY_READING) and self.detail:
             detail = f" ({self.detail})"
         return f"{self.kind}{count}{detail}"
@@ -83,10 +87,12 @@ _VALIDATOR_RULES = ("out.valid_accepted", "out.invalid_rejected")
 
 def rules_to_show(result) -> list:
     """The output rules (for a validator, the two acceptance rules), then every other rule the
-    run saw broken, in the spec's order."""
+    run could break (the descriptor rules its invalid group drew), held or saw broken, in the
+    spec's order."""
     from topkspec import spec
 
     seen = set(result.broken_seen) | {r for f in result.failures for r in _failure_rules(f)}
+    seen |= set(getattr(result, "descriptor_rules", ())) | {r for r, n in result.held.items() if n}
     judged = (lambda rule: rule.scope == "output") if result.computes else (lambda rule: rule.id in _VALIDATOR_RULES)
     ids = [r.id for r in spec.RULE_LIST if judged(r) or r.id in seen]
     return ids + sorted(seen - set(ids))
@@ -98,6 +104,9 @@ def _unsupported_reason(result, rule: str) -> str:
     planned = [g for g in groups if g in result.budgets]
     if not planned:
         if rule == "out.invalid_rejected":
+            contract = getattr(result, "contract", None)
+            if contract is not None and contract.implements == "own":
+                return f"{contract.name}'s contract promises to refuse nothing a call can carry"
             return "the target does not refuse invalid input (it does not validate)"
         return ""
     if any(result.judged[g] for g in planned) or not result.unsupported:
@@ -115,13 +124,31 @@ def verdict_of(result, rule: str) -> RuleVerdict:
     """The run's verdict on one rule."""
     verdict = _verdict_of(result, rule)
     verdict.profile = result.profile
+    verdict.contract = getattr(result, "contract", None)
     return verdict
 
 
+def _not_promised(result, rule: str) -> str:
+    """Why the run's contract leaves `rule` open ('' when it promises it)."""
+    from topkspec.spec.contracts import QUESTIONS, unpromised_rules
+
+    contract = getattr(result, "contract", None)
+    promise = unpromised_rules(contract).get(rule) if contract is not None else None
+    if promise is None:
+        return ""
+    said = f"{contract.name} promises {QUESTIONS[promise.point]}: {promise.value.replace('_', ' ')}"
+    if promise.value in ("empty", "clamped", "wrapped"):  # an answer instead of a refusal
+        return f"{said}, an answer instead of a refusal, which no check holds it to yet"
+    return said
+
+
 def _verdict_of(result, rule: str) -> RuleVerdict:
+    why_open = _not_promised(result, rule)
+    if why_open and not result.broken_seen[rule]:
+        return RuleVerdict(rule, NOT_PROMISED, 0, why_open)
     kept = [f for f in result.failures if rule in _failure_rules(f)]
     if kept:
-        kind = BROKEN_BY_READING if is_reading(rule, result.profile) else BROKEN
+        kind = BROKEN_BY_READING if is_reading(rule, result.profile, getattr(result, "contract", None)) else BROKEN
         classes = ", ".join(sorted({f.failure_class for f in kept}))
         return RuleVerdict(rule, kind, result.broken_seen[rule], classes, kept[0])
     if rule in result.readings:  # --documents-only: our reading broken, noted only
@@ -139,7 +166,7 @@ def _verdict_of(result, rule: str) -> RuleVerdict:
         return RuleVerdict(rule, NOT_REPRODUCED, result.broken_seen[rule],
                            "broke in the run's worker only, in no fresh process; not filed (see below)")
     if result.broken_seen[rule]:  # broke only alongside a failure another rule reported first
-        kind = BROKEN_BY_READING if is_reading(rule, result.profile) else BROKEN
+        kind = BROKEN_BY_READING if is_reading(rule, result.profile, getattr(result, "contract", None)) else BROKEN
         return RuleVerdict(rule, kind, result.broken_seen[rule],
                            "in examples that broke a rule reported first; no report of its own")
     if result.held[rule]:

@@ -29,11 +29,27 @@ def citations(rule_id: str, case) -> list[dict]:
     return out
 
 
-def one_line(rule_id: str, case) -> str:
-    """'"<quote>" (<title>, <section>)' for the first citation, else the rule's statement."""
+def contract_citations(rule_id: str, case, contract=None) -> list[dict]:
+    """The citations a report quotes for `rule_id` when the runtime is held to `contract`: the
+    contract's own promise where it speaks for the rule (a framework's documentation, or a
+    point changed from ONNX's or DirectML's text), else the spec's (citations)."""
+    from topkspec.spec.contracts import QUESTIONS, speaks_for
+
+    promise = speaks_for(contract, rule_id)
+    if promise is None:
+        return citations(rule_id, case)
+    section = f"{QUESTIONS[promise.point]}: {promise.value.replace('_', ' ')}"
+    note = promise.reason if promise.status != "documented" else ""
+    return [{"quote": promise.quote or "(declared without a quoted sentence)", "title": promise.title,
+             "url": promise.url, "section": section, "note": note}]
+
+
+def one_line(rule_id: str, case, contract=None) -> str:
+    """'"<quote>" (<title>, <section>)' for the first citation (contract_citations), else the
+    rule's statement."""
     from topkspec import spec
 
-    found = citations(rule_id, case)
+    found = contract_citations(rule_id, case, contract)
     if not found:
         rule = spec.RULES.get(rule_id)
         return rule.statement if rule else rule_id

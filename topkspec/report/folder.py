@@ -9,8 +9,8 @@ import numpy as np
 
 from topkspec.properties import failures
 from topkspec.known import known_upstream
-from topkspec.report.cite import citations
-from topkspec.spec.queries import rule_status, stated_by
+from topkspec.report.cite import citations, contract_citations
+from topkspec.spec.queries import rule_statement
 from topkspec.report.compare import calls_for, expected_result
 from topkspec.report.markdown import after_words, report_markdown
 from topkspec.report.program import repro_source
@@ -103,8 +103,9 @@ def write_report(failure, result, directory: str, *, target_spec=None, index: in
     case = calls[0][0] if calls else failure.case
     stack = writer.stack(target, case, spec_text)
     upstream = known_upstream(failure, result, spec_text)
-    title = f"{title_of(stack, failure)}{after_words(failure)} ({stated_by(failure.rule, result.profile).phrase})"
-    quoted = citations(failure.rule, failure.case)
+    title = (f"{title_of(stack, failure)}{after_words(failure)} "
+             f"({rule_statement(failure.rule, result.profile, result.contract).phrase})")
+    quoted = contract_citations(failure.rule, failure.case, result.contract)
     rule_line = (f'{quoted[0]["title"]}, {quoted[0]["section"]}: {quoted[0]["quote"]}'
                  if quoted else f"Rule {failure.rule}")
     if failure.failure_class == failures.TIMEOUT:  # no rule is in question
@@ -120,7 +121,8 @@ def write_report(failure, result, directory: str, *, target_spec=None, index: in
         "earlier_calls": [_call_dict(c) for c, _ in failure.prior],
         "confirmed": failure.confirmation.describe() if failure.confirmation is not None else None,
         "violation": failure.violation.to_dict(), "seed": result.seed,
-        "rule_status": rule_status(failure.rule, result.profile),
+        "rule_status": rule_statement(failure.rule, result.profile, result.contract).status,
+        "contract": result.contract.to_dict() if result.contract is not None else None,
         "known": upstream[0].describe() if upstream else None,  # with --known or not
         "known_source": upstream[1] if upstream else None,
         "invalid_rules": sorted(failure.draw.rules) if failure.draw is not None else None,

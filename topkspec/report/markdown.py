@@ -8,7 +8,7 @@ import platform
 import numpy as np
 
 from topkspec.properties import failures
-from topkspec.report.cite import citations, one_line
+from topkspec.report.cite import contract_citations, one_line
 from topkspec.report.compare import array_text, compared_outputs, side_by_side
 from topkspec.report.program import descriptor_of
 from topkspec.report.wording import case_text
@@ -49,20 +49,28 @@ def case_words(case) -> str:
     return case_text(case) if hasattr(case, "shape") else case.describe()
 
 
-def rule_section(rule_id: str, case, profile: str) -> list[str]:
+def rule_section(rule_id: str, case, profile: str, contract=None) -> list[str]:
     """The quoted sentences of a rule, each with its document, address and section, and the
-    rule with its status at the run's `profile` (the title's)."""
+    rule with its status at the run's `profile` (the title's). For a runtime held to a
+    `contract` of its own, the runtime's own sentence where its contract speaks for the rule
+    (report.cite.contract_citations), and what every TopK keeps where it does not."""
     from topkspec import spec
+    from topkspec.spec.contracts import speaks_for
+    from topkspec.spec.queries import rule_statement
 
     rule = spec.RULES.get(rule_id)
+    own = speaks_for(contract, rule_id) is not None
     lines = []
-    for cited in citations(rule_id, _citable(case)):
-        lines += [f"> {cited['quote']}", "",
-                  f"— [{cited['title']}]({cited['url']}), {cited['section']}."
+    if contract is not None and contract.implements == "own" and not own and rule is not None:
+        lines += [f"{contract.name} is held to its own documentation, which this rule does not depend on: "
+                  f"it is plain correctness, which every TopK keeps. The ONNX or DirectML sentence it stands on:", ""]
+    for cited in contract_citations(rule_id, _citable(case), contract):
+        where = f"[{cited['title']}]({cited['url']})" if cited["url"] else cited["title"]
+        lines += [f"> {cited['quote']}", "", f"— {where}, {cited['section']}."
                   + (f" ({cited['note']})" if cited["note"] else ""), ""]
     if rule is not None:
-        lines.append(f"Rule `{rule.id}` ({rule_status(rule.id, profile)}): {rule.statement}"
-                     + (f" Why: {rule.reason}" if rule.reason else ""))
+        lines.append(f"Rule `{rule.id}` ({rule_statement(rule.id, profile, contract).status}): {rule.statement}"
+                     + (f" Why: {rule.reason}" if rule.reason and not own else ""))
     return lines
 
 
@@ -84,19 +92,19 @@ def _output(out) -> str:
     return f"values {array_text(values)}, indices {array_text(indices)}"
 
 
-def expected_and_actual(failure, relation: str, stack, timeout: float) -> list[str]:
+def expected_and_actual(failure, relation: str, stack, timeout: float, contract=None) -> list[str]:
     """The two sides, each named: expected (the spec) against actual (the runtime)."""
     v, case = failure.violation, failure.case
     runtime = stack.label
     last = next((o for o in reversed(failure.outputs) if o is not None), None)
     if descriptor_of(failure) is not None and relation in ("reject", "accept"):
         if relation == "reject":
-            return [f"- **Expected** (the spec): a refusal, because {one_line(failure.rule, _citable(case))}",
+            return [f"- **Expected** (the spec): a refusal, because {one_line(failure.rule, _citable(case), contract)}",
                     f"- **Actual** ({runtime}): accepted ({v.actual})", ""]
         return [f"- **Expected** (the spec): acceptance; the descriptor is valid at `{case.profile}`",
                 f"- **Actual** ({runtime}): refused ({v.actual})", ""]
     if relation == "reject":
-        return [f"- **Expected** (the spec): an error, because {one_line(failure.rule, case)}",
+        return [f"- **Expected** (the spec): an error, because {one_line(failure.rule, case, contract)}",
                 f"- **Actual** ({runtime}): " + (f"a result: {_output(last)}" if last else str(v.actual)), ""]
     if relation == "accept":
         return [f"- **Expected** (the spec): a result; the case is valid at `{case.profile}`",
@@ -238,7 +246,7 @@ def report_markdown(failure, result, relation: str, *, title: str, stack, repro:
         parts += time_limit_paragraph(failure, timeout)
     elif failure.failure_class != failures.ADAPTER_ERROR:  # no spec rule is in question
         parts += ["## The rule", "", f"Judged by {profile_text(case.profile)}, profile `{case.profile}`:", ""]
-        parts += rule_section(failure.rule, case, result.profile)
+        parts += rule_section(failure.rule, case, result.profile, getattr(result, "contract", None))
     others = [r for r in v.rules + v.also if r != failure.rule]
     if others:
         parts += ["", "It also breaks:"]
@@ -256,7 +264,7 @@ def report_markdown(failure, result, relation: str, *, title: str, stack, repro:
     if failure.x is not None:
         parts += [f"Input: `{array_text(failure.x)}`", ""]
     parts += ["## Expected and actual", ""]
-    parts += expected_and_actual(failure, relation, stack, timeout)
+    parts += expected_and_actual(failure, relation, stack, timeout, getattr(result, "contract", None))
     beside = ("`case.json` beside it holds the whole case" if descriptor_of(failure) is not None else
               "`inputs.npz` and `case.json` beside it hold the inputs and the whole case")
     parts += ["## Reproduce", "", f"`python repro.py` exits 1 while the bug is there and 0 once it is fixed "

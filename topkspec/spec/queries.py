@@ -121,6 +121,18 @@ def stated_by(rule_id: str, profile=None) -> Statement:
     return Statement(status, *_WORDS[status])
 
 
+def rule_statement(rule_id: str, profile=None, contract=None) -> Statement:
+    """Who states the rule for a runtime held to `contract` (spec.contracts): where the contract
+    speaks for the rule (a framework's own promise, or a point changed from the ONNX or
+    DirectML text) its promise's status, else the spec's (stated_by)."""
+    from topkspec.spec.contracts import speaks_for
+
+    promise = speaks_for(contract, rule_id)
+    if promise is None:
+        return stated_by(rule_id, profile)
+    return Statement(promise.status, *_WORDS[promise.status])
+
+
 def rule_status(rule_id: str, profile=None) -> str:
     """The rule's status at `profile` (see stated_by)."""
     return stated_by(rule_id, profile).status

@@ -177,12 +177,14 @@ def _special_entries(dtype: str, allow_nan: bool) -> list[tuple]:
 
 
 def _unique(entries) -> tuple:
-    """Entries without repeats, by repr: -0.0 == 0.0, yet both belong in a table."""
+    """Entries without repeats, by repr and sign: -0.0 == 0.0, and -NaN prints as NaN, yet
+    each belongs in a table (a sign-aware NaN order tells -NaN from +NaN)."""
     seen = set()
     out = []
     for entry in entries:
-        if repr(entry) not in seen:
-            seen.add(repr(entry))
+        key = tuple((repr(v), math.copysign(1.0, v) if isinstance(v, float) else 1.0) for v in entry)
+        if key not in seen:
+            seen.add(key)
             out.append(entry)
     return tuple(out)
 

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import os
+import signal
+from contextlib import contextmanager
 from typing import Callable
 
 
@@ -67,6 +69,13 @@ class Target:
     validates_tables: tuple = ()
     #: True when the target runs native code that may crash or hang (run it isolated).
     native: bool = False
+    #: True when the target runs its runtime in a worker process of its own (the DirectML
+    #: targets' native worker): a run then does not wrap it in another, native or not.
+    isolates_itself: bool = False
+    #: The kind of repro.py its bug reports get (targets.repro.register_repro_writer), when its
+    #: class alone does not say: None takes the first registered class in its MRO, else the
+    #: adapter's writer.
+    repro_kind: str | None = None
     #: The least time limit per call, in seconds, the target needs (a compiler's first build of
     #: a shape): a run's --timeout below it is raised to it, so compiling is not called a hang.
     min_timeout: float = 0.0
@@ -89,6 +98,22 @@ class Target:
     #: wrong sizes, a missing tensor field). Empty: broken descriptors reach it only as Cases,
     #: through `run`.
     descriptor_rules: frozenset = frozenset()
+    #: True when the runtime selects only the largest K and the adapter answers the smallest K
+    #: through an exact order-reversing key (targets.order_key): its contract says the smallest
+    #: are not offered, yet those cases still run. False: a contract that offers no smallest K
+    #: is never asked for it.
+    smallest_by_key: bool = False
+
+    @property
+    def contract(self):
+        """What the runtime promises, point by point with sources (topkspec.spec.contracts): a
+        framework declares its own documentation's (`own_contract`), an ONNX importer
+        `onnx_contract`, a DirectML layer `dml_contract`. A target that declares none is held to
+        the text of its default profile's family, ONNX's or DirectML's. Declare it as a class
+        attribute (`contract = own_contract(...)`) or override this property."""
+        from topkspec.spec.contracts import profile_contract
+
+        return profile_contract(self.name, self.default_profile)
 
     def version(self) -> str:
         """The runtime's version string."""
@@ -132,19 +157,47 @@ class Target:
         return f"<{type(self).__name__} {self.name}>"
 
 
+# Signals whose handlers the run relies on: a worker's death (SIGCHLD) is read from its exit
+# status, Ctrl-C (SIGINT) and SIGTERM stop a run and keep what it found.
+_KEPT_SIGNALS = tuple(getattr(signal, name) for name in ("SIGCHLD", "SIGINT", "SIGTERM") if hasattr(signal, name))
+
+
+@contextmanager
+def signals_kept():
+    """Run the block (loading a target, asking its availability or version: what runs in the
+    run's own process) and put back the handlers of SIGCHLD, SIGINT and SIGTERM as they were.
+    A runtime may install its own on import: one that exits when any child dies would end the
+    whole run, with no summary and no reports, the first time a worker crashed."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():  # handlers belong to the main thread
+        yield
+        return
+    before = {number: signal.getsignal(number) for number in _KEPT_SIGNALS}
+    try:
+        yield
+    finally:
+        for number, handler in before.items():
+            if handler is not None and signal.getsignal(number) is not handler:
+                signal.signal(number, handler)
+
+
 def availability(target) -> tuple[bool, str]:
     """target.available(), with a runtime that fails to load for any reason (not only an
-    ImportError: a native library that does not load raises OSError) counted as unavailable."""
+    ImportError: a native library that does not load raises OSError) counted as unavailable;
+    the signal handlers the run relies on are kept (signals_kept)."""
     try:
-        return target.available()
+        with signals_kept():
+            return target.available()
     except Exception as exc:
         return False, f"importing its runtime failed: {type(exc).__name__}: {exc}"
 
 
 def version_text(target) -> str:
-    """target.version(), or why it cannot be read."""
+    """target.version(), or why it cannot be read; signal handlers kept (signals_kept)."""
     try:
-        return target.version()
+        with signals_kept():
+            return target.version()
     except Exception as exc:
         return f"unknown ({type(exc).__name__}: {exc})"
 
@@ -248,22 +301,33 @@ class CallableTarget(Target):
     Except that NameError, AttributeError and TypeError raised by the function's own code
     (the innermost frame of the traceback lies in the file that defines it) or by calling it
     (a signature that does not take x, axis, k, largest) are bugs in the function: they raise
-    AdapterError, as does a return value that is not a pair (values, indices). The same
+    AdapterError, as does a return value that is not a pair (values, indices) nor, where its
+    contract returns no indices, an array of values (or a pair (values, None)). The same
     errors raised inside a library the function calls are that library refusing the input.
     Integer indices are returned as the case's index type when they fit it exactly.
+
+    `contract` (spec.contracts) says what the function promises where it is not DirectML's
+    text (a run's --contract FILE says it too): a function whose contract returns no indices
+    returns the values alone (an array, not a pair), one that offers no smallest K is never
+    asked for them, and one that never sorts is judged as a set.
     """
 
     validates = True  # by raising; it cannot know the profile's tables
     native = True  # it may wrap native code that crashes: `auto` isolation runs it in a worker
 
     def __init__(self, fn: Callable, name: str | None = None, default_profile: str = "dml:5.0",
-                 origin: str | None = None):
+                 origin: str | None = None, contract=None):
         if not callable(fn):
             raise TypeError(f"CallableTarget needs a callable, got {fn!r}")
         self.fn = fn
         self.name = name or getattr(fn, "__qualname__", None) or repr(fn)
         self.default_profile = default_profile
         self.origin = origin  # the import string that named it: how its version and messages show it
+        self._contract = contract  # a Contract, or None for DirectML's text (sorted, both directions)
+
+    @property
+    def contract(self):
+        return self._contract if self._contract is not None else super().contract
 
     def version(self) -> str:
         return f"callable {function_origin(self.fn, self.origin)}"
@@ -280,9 +344,13 @@ class CallableTarget(Target):
             if judged is exc:
                 raise
             raise judged from exc
+        if isinstance(result, np.ndarray) and self._contract is not None \
+                and self._contract.value("indices") == "not_returned":
+            return result, None  # values only, as its contract says
         if not isinstance(result, (tuple, list)) or len(result) != 2:
             raise AdapterError(f"{self.name} returned {type(result).__name__}"
                                f"{f' of length {len(result)}' if isinstance(result, (tuple, list)) else ''}, "
-                               f"not a pair (values, indices)")
+                               f"not a pair (values, indices); a function that returns values only "
+                               f"says so in its contract (indices not_returned)")
         values, indices = result
-        return np.asarray(values), as_index_type(indices, case.index_dtype)
+        return np.asarray(values), None if indices is None else as_index_type(indices, case.index_dtype)

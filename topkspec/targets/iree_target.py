@@ -48,12 +48,14 @@ from topkspec.targets.iree_compile import (
 )
 from topkspec.targets.onnx_builder import OnnxTopK, build_topk_model, onnx_form
 from topkspec.targets.repro import ReproWriter, RuntimeStack, operator_label, register_repro_writer, versions
+from topkspec.targets import runtime_contracts
 
 DRIVER = "local-sync"
 NEEDS = "the iree-base-compiler and iree-base-runtime packages (pip install iree-base-compiler iree-base-runtime)"
 
 
 class IreeTarget(Target):
+    contract = runtime_contracts.onnx_importer("IREE (ONNX TopK, through its ONNX importer)")
     name = "iree"
     default_profile = "onnx:24"  # the newest TopK; IREE's importer lowers TopK from opset 11 on
     index_dtype = "int64"

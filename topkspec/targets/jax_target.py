@@ -24,6 +24,7 @@ from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target, first_line, selects_largest
 from topkspec.targets.order_key import adapter_step
 from topkspec.targets.repro import ReproWriter, RuntimeStack, register_repro_writer, versions
+from topkspec.targets import runtime_contracts
 
 
 def jax_smallest_key(x):
@@ -92,6 +93,8 @@ def _adapter_step(step, what: str):
 
 
 class JaxTarget(Target):
+    contract = runtime_contracts.JAX
+    smallest_by_key = True  # lax.top_k selects the largest only: the adapter keys the smallest (module text)
     name = "jax"
     default_profile = "dml:5.0"  # one sorted form with a direction, like TOP_K1
     index_dtype = "int64"

@@ -40,6 +40,7 @@ from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, selects_largest
 from topkspec.targets.order_key import LargestOnlyTarget, key_source
 from topkspec.targets.repro import ReproWriter, RuntimeStack, register_repro_writer, versions
+from topkspec.targets import runtime_contracts
 
 BACKEND = "numpy"
 
@@ -86,6 +87,7 @@ def keras_top_k(keras, key: np.ndarray, *, k: int, axis: int, sorted_: bool):
 
 
 class KerasNumpyTarget(LargestOnlyTarget):
+    contract = runtime_contracts.KERAS
     name = "keras-numpy"
     adapter = "keras-numpy adapter"
     refuses = "keras.ops.top_k (numpy backend) refuses"

@@ -118,3 +118,75 @@ def format_targets(rows: list[dict]) -> str:
                 first = first[:REASON_WIDTH - 1] + "…"
             lines.append(f"    no {dtype} ({', '.join(profiles)}): {first}")
     return "\n".join(lines)
+
+
+def contract_text(contract) -> str:
+    """A contract as `topkspec targets --contract NAME` prints it: what the runtime implements,
+    then each point with its value, who says it, the sentence and its source."""
+    from topkspec.spec.contracts import QUESTIONS
+
+    what = {"onnx": "ONNX TopK", "dml": "DirectML TOP_K/TOP_K1", "own": "its own API"}[contract.implements]
+    at = f" at {', '.join(contract.profiles)}" if contract.profiles else ""
+    lines = [f"{contract.name}: implements {what}{at}"]
+    for promise in contract.promises:
+        who = promise.label if promise.quote else "not stated"
+        lines.append(f"  {QUESTIONS[promise.point] + ':':<22} {promise.value.replace('_', ' '):<12} ({who})")
+        if promise.quote:
+            lines.append(f'      "{promise.quote}"')
+        lines.append(f"      {promise.title}, {promise.url}" if promise.url else f"      {promise.title}")
+        if promise.reason and promise.status != "documented":
+            lines.append(f"      our reading: {promise.reason}")
+    return "\n".join(lines)
+
+
+#: The targets docs/runtimes.md shows contracts for, one row per runtime (the first name of each).
+CONTRACT_ROWS = ("onnxruntime", "openvino", "tract", "iree", "onnx-reference", "onnx-checker", "directml",
+                 "onnxruntime-directml", "torch", "torch-cuda", "jax", "jax-gpu", "tensorflow", "litert",
+                 "keras-numpy", "paddle", "mindspore", "tinygrad")
+
+
+def contract_table(names=CONTRACT_ROWS) -> str:
+    """The contracts of `names` as a Markdown table, runtimes × points: each cell the promise,
+    linked to the page it stands on, in italics where it is our reading of that page."""
+    from topkspec.spec.contracts import POINTS, QUESTIONS
+    from topkspec.targets.registry import get_target
+
+    lines = ["| target | implements | " + " | ".join(QUESTIONS[p] for p in POINTS) + " |",
+             "|---|---|" + "---|" * len(POINTS)]
+    for name in names:
+        contract = get_target(name).contract
+        cells = []
+        for promise in contract.promises:
+            cell = f"[{promise.value.replace('_', ' ')}]({promise.url})" if promise.url else promise.value
+            cells.append(cell if promise.status == "documented" else f"*{cell}*")
+        what = {"onnx": "ONNX", "dml": "DirectML", "own": "own API"}[contract.implements]
+        lines.append(f"| `{name}` | {what} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def contract_cell(contract, rule: str, point: str | None = None) -> str:
+    """What a finding filed under `rule` breaks, by the runtime's contract, as findings/README.md's
+    contract column says it: the page of the promise that decides it (`point`, else the rule's),
+    linked, then 'promises: ...' ('leaves open: ...' where the contract leaves that point open);
+    the runtime's page alone for a rule every TopK keeps (a value not in the input, a crash)."""
+    from topkspec.spec.contracts import QUESTIONS, RULE_POINTS
+
+    point = point or (None if rule == "out.nan.unspecified" else RULE_POINTS.get(rule))
+    promise = contract.promise(point or "indices")
+    link = f"[{promise.title}]({promise.url})"
+    if point is None:
+        return link
+    said = f"{QUESTIONS[promise.point]} {promise.value.replace('_', ' ')}"
+    if finding_left_open(contract, rule, point):
+        return f"{link}; leaves open: {said}"
+    return f"{link}; promises: {said}" + (" (our reading)" if promise.status != "documented" else "")
+
+
+def finding_left_open(contract, rule: str, point: str | None = None) -> bool:
+    """Whether `contract` leaves open what a finding under `rule` breaks (`point`: the point that
+    decides it, where that is not the rule's own)."""
+    from topkspec.spec.contracts import RULE_POINTS, unpromised_rules
+
+    if point is not None and point != RULE_POINTS.get(rule):
+        return contract.value(point) == "unspecified"
+    return rule in unpromised_rules(contract)

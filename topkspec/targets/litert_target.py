@@ -42,6 +42,7 @@ from topkspec.spec import dtypes
 from topkspec.targets.base import AdapterError, Rejected, Target, describe_error, selects_largest
 from topkspec.targets.quiet import native_notices_silenced, quiet_environment, quiet_logger, stderr_silenced
 from topkspec.targets.repro import ReproWriter, RuntimeStack, operator_label, register_repro_writer, versions
+from topkspec.targets import runtime_contracts
 
 INT32 = np.iinfo(np.int32)
 # Value types a TFLite tensor can hold (its schema's TensorType); the converter or the
@@ -184,6 +185,8 @@ def self_inverse_key(moved: np.ndarray) -> np.ndarray:
 
 
 class LiteRtTarget(Target):
+    contract = runtime_contracts.LITERT
+    smallest_by_key = True  # TOPK_V2 selects the largest only: the adapter keys the smallest (module text)
     name = "litert"
     default_profile = "dml:5.0"  # one sorted form (largest; the smallest by an exact key), like TOP_K1
     index_dtype = "int64"  # TOPK_V2's int32 indices, widened exactly

@@ -28,6 +28,7 @@ import numpy as np
 from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target, selects_largest
 from topkspec.targets.repro import ReproWriter, RuntimeStack, operator_label, register_repro_writer, versions
+from topkspec.targets import runtime_contracts
 
 # The spec's value types and MindSpore's names for them (mindspore.<name>).
 MS_TYPES = {
@@ -115,6 +116,7 @@ def _gist(exc: Exception) -> str:
 
 
 class MindSporeTarget(Target):
+    contract = runtime_contracts.MINDSPORE
     name = "mindspore"
     default_profile = "onnx:24"  # dim, largest and sorted as TopK-11 has them; bfloat16 is a MindSpore type too
     index_dtype = "int64"

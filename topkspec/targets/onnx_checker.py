@@ -21,6 +21,7 @@ positive value", the outputs have k along the axis and hold "the top k elements"
 from __future__ import annotations
 
 from topkspec.targets.base import Target
+from topkspec.targets import runtime_contracts
 
 NEEDS = "the onnx package (pip install onnx)"
 # Descriptor keys a one-node model has a place for.
@@ -87,6 +88,7 @@ def descriptor_model(descriptor: dict):
 
 
 class OnnxCheckerTarget(Target):
+    contract = runtime_contracts.onnx_importer("ONNX checker (ONNX TopK)")
     name = "onnx-checker"
     default_profile = "onnx:24"
     computes = False  # it judges models, it runs none

@@ -11,9 +11,11 @@ from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target
 from topkspec.targets.onnx_builder import build_topk_model, onnx_form, onnx_repro_fill
 from topkspec.targets.repro import ReproWriter, RuntimeStack, register_repro_writer, versions
+from topkspec.targets import runtime_contracts
 
 
 class OnnxReferenceTarget(Target):
+    contract = runtime_contracts.onnx_importer("ONNX reference evaluator (ONNX TopK)")
     name = "onnx-reference"
     default_profile = "onnx:24"
     index_dtype = "int64"

@@ -15,6 +15,7 @@ import numpy as np
 from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target, selects_largest
 from topkspec.targets.repro import ReproWriter, RuntimeStack, register_repro_writer, versions
+from topkspec.targets import runtime_contracts
 
 _OV_TYPES = {
     "float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64",
@@ -35,6 +36,7 @@ def input_tensor(x: np.ndarray):
 
 
 class OpenVinoTarget(Target):
+    contract = runtime_contracts.onnx_importer("OpenVINO (ONNX TopK, through its ONNX frontend)")
     name = "openvino"
     default_profile = "onnx:11"  # TopK-11 semantics; OpenVINO has its own opset numbering
     index_dtype = "int64"

@@ -75,6 +75,9 @@ class LargestOnlyTarget(Target):
     """A target whose runtime's TopK selects only the largest: subclasses give `top_k(key, k,
     axis, sorted_)`, the runtime's own call (numpy in and out, a refusal raised as Rejected),
     `adapter` (how its adapter errors are named) and `refuses` (how a probe's refusal starts)."""
+    #: The runtime selects the largest only; the adapter answers the smallest K through an exact
+    #: order-reversing key (its contract says "not offered"; the cases still run, judged so).
+    smallest_by_key = True
 
     adapter = "adapter"
     refuses = "top_k refuses"

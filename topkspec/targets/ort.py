@@ -16,6 +16,7 @@ from topkspec.targets.isolation import TargetCrashed, TargetHung
 from topkspec.targets.onnx_builder import (OnnxTopK, build_topk_model, newest_opset_profile, onnx_form,
                                            onnx_repro_fill)
 from topkspec.targets.repro import ReproWriter, RuntimeStack, operator_label, register_repro_writer, versions
+from topkspec.targets import runtime_contracts
 
 
 # ONNX value types DirectML's TopK has no tensor type for (rule lower.dtype).
@@ -50,6 +51,7 @@ def session_options(provider: str):
 
 
 class OnnxRuntimeTarget(Target):
+    contract = runtime_contracts.onnx_importer("ONNX Runtime (ONNX TopK)")
     validates = True  # refuses K above the size and an out-of-range axis (the CPU provider accepts K=0)
     validates_tables = ("onnx",)  # the model checker holds inputs to the opset's T and I
     native = True

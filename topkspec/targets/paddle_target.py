@@ -26,6 +26,7 @@ import numpy as np
 from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target, first_line, selects_largest
 from topkspec.targets.repro import ReproWriter, RuntimeStack, register_repro_writer, versions
+from topkspec.targets import runtime_contracts
 
 # paddle's Tensor.view(dtype) target for the types that travel as another type's bits.
 _VIEWED = {"bfloat16": ("int16", "bfloat16"), "uint32": ("int32", "uint32"), "uint64": ("int64", "uint64")}
@@ -78,6 +79,7 @@ def to_paddle(x: np.ndarray):
 
 
 class PaddleTarget(Target):
+    contract = runtime_contracts.PADDLE
     name = "paddle"
     default_profile = "onnx:24"  # axis, largest and sorted as TopK-11/24; Paddle has a bfloat16 type
     index_dtype = "int64"

@@ -93,7 +93,7 @@ def register_repro_writer(kind: str, writer: ReproWriter, *, target_class=None) 
 
 def kind_of(target) -> str | None:
     """The kind of a target: its `repro_kind`, else the first registered class in its MRO."""
-    kind = getattr(target, "repro_kind", None)
+    kind = target.repro_kind
     if kind:
         return kind
     for cls in type(target).__mro__:

@@ -30,6 +30,7 @@ from topkspec.targets.base import Rejected, selects_largest
 from topkspec.targets.order_key import LargestOnlyTarget, key_source
 from topkspec.targets.quiet import quiet_environment, quiet_logger
 from topkspec.targets.repro import ReproWriter, RuntimeStack, register_repro_writer, versions
+from topkspec.targets import runtime_contracts
 
 DISTRIBUTIONS = ("tensorflow-cpu", "tensorflow", "tensorflow-intel", "tf-nightly-cpu", "tf-nightly")
 
@@ -58,6 +59,7 @@ def distribution() -> tuple[str, str]:
 
 
 class TensorFlowTarget(LargestOnlyTarget):
+    contract = runtime_contracts.TENSORFLOW
     name = "tensorflow"
     adapter = "tensorflow adapter"
     refuses = "tf.math.top_k has no CPU kernel for"

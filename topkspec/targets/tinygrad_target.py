@@ -36,6 +36,7 @@ from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target, as_index_type, first_line, selects_largest
 from topkspec.targets.repro import ReproWriter, RuntimeStack, register_repro_writer, versions
 from topkspec.targets.quiet import stderr_captured
+from topkspec.targets import runtime_contracts
 
 # tinygrad reads DEV when it picks its device; set it before tinygrad is imported anywhere.
 os.environ.setdefault("DEV", "CPU")
@@ -111,6 +112,7 @@ def compiler_error(diagnostics: list) -> str:
 
 
 class TinygradTarget(Target):
+    contract = runtime_contracts.TINYGRAD
     name = "tinygrad"
     default_profile = "onnx:24"  # dim, largest and (sorted) output; every TopK-24 value type
     index_dtype = None  # int32 from tinygrad, returned as the case's index type when they fit

@@ -11,6 +11,7 @@ import numpy as np
 from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target, first_line, selects_largest
 from topkspec.targets.repro import ReproWriter, RuntimeStack, register_repro_writer, versions
+from topkspec.targets import runtime_contracts
 
 
 def to_torch(x: np.ndarray, device: str):
@@ -33,6 +34,7 @@ def to_numpy(t) -> np.ndarray:
 
 
 class TorchTarget(Target):
+    contract = runtime_contracts.TORCH
     index_dtype = "int64"
     default_profile = "onnx:24"  # dim, largest and sorted, bfloat16 included
     native = True

@@ -47,6 +47,7 @@ from topkspec.targets.base import Rejected, Target
 from topkspec.targets.onnx_builder import OnnxTopK, build_topk_model, newest_opset_profile, onnx_form
 from topkspec.targets.quiet import native_notices_silenced, quiet_environment
 from topkspec.targets.repro import ReproWriter, RuntimeStack, operator_label, register_repro_writer, versions
+from topkspec.targets import runtime_contracts
 
 NEEDS = "the tract package (pip install tract)"
 NO_BFLOAT16 = ("tract has no bfloat16 type: its DatumType has F16, F32 and F64 only, and "
@@ -75,6 +76,7 @@ def _tract():
 
 
 class TractTarget(Target):
+    contract = runtime_contracts.onnx_importer("tract (ONNX TopK)")
     name = "tract"
     index_dtype = "int64"  # ONNX TopK's I, what tract returns
     native = True  # a panic inside tract aborts the process

@@ -27,6 +27,7 @@ from topkspec.targets.directml.client import Worker, WorkerStartError
 from topkspec.targets.directml.worker_owner import WineWorkerOwner
 from topkspec.targets.directml.environment import current_stack
 from topkspec.targets.directml import repro_writer  # registers the writer of its bug reports
+from topkspec.targets import runtime_contracts
 
 
 # A device that is gone cannot answer again: these end the worker like a crash.
@@ -47,6 +48,7 @@ def level_name(level: int) -> str:
 
 
 class DirectMLTarget(WineWorkerOwner, Target):
+    contract = runtime_contracts.DIRECTML
     name = "directml"
     native = True
     validates = True
