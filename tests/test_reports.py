@@ -295,8 +295,7 @@ def test_reports_kept_per_value_type_name_the_type_in_their_folders(tmp_path):
         case = Case("onnx:24", "TopK", dtype, (1,), 0, 1, index_dtype="int64")
         violation = Violation("out.valid_accepted", "refused", failure_class=failures.REJECTS_VALID,
                               where={"value type": dtype}, expected="a result", actual="NOT_IMPLEMENTED")
-        folder = write_report(make_failure(case, np.zeros(1, dtype), [None], violation), result, str(tmp_path),
-                              index=index)
+        folder = write_report(make_failure(case, np.zeros(1, dtype), [None], violation), result, str(tmp_path))
         assert os.path.basename(folder) == f"{index:02d}-out-valid-accepted-rejects-a-valid-descriptor-{dtype}"
 
 

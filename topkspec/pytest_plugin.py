@@ -229,8 +229,7 @@ class TopKSession:
             return None
         if failure.key not in self.reported:
             self.reported[failure.key] = write_report(failure, self.result, self.report_dir,
-                                                      target_spec=self.target_spec,
-                                                      index=len(self.reported) + 1, timeout=self.timeout)
+                                                      target_spec=self.target_spec, timeout=self.timeout)
         return self.reported[failure.key]
 
     def close(self) -> None:

@@ -157,7 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--json", action="store_true", help="bench spec: the figures as JSON")
 
     corpus = sub.add_parser("corpus", help="write conformance cases (ONNX node tests, DirectML JSON) to DIR")
-    corpus.add_argument("dir", metavar="DIR", help="the folder to write (its onnx/ and dml/ are made anew)")
+    corpus.add_argument("dir", metavar="DIR", help="the folder to write: new, empty, or one an earlier corpus went to (only it is replaced)")
     corpus.add_argument("--spec", action="append", default=None, metavar="PROFILE",
                         help="only these profiles (repeat or comma-separate; default onnx:1,10,11,24 and "
                              "dml:2.1,3.1,5.0)")
