@@ -14,7 +14,7 @@ from topkspec.report.compare import calls_for, expected_result
 from topkspec.report.markdown import report_markdown
 from topkspec.report.program import repro_source
 from topkspec.report.wording import title as title_of
-from topkspec.targets.repro import writer_for
+from topkspec.targets.repro import program_folder, writer_for
 
 
 def slug(text: str) -> str:
@@ -122,8 +122,9 @@ def write_report(failure, result, directory: str, *, target_spec=None, timeout: 
     quoted = citations(failure.rule, failure.case)
     rule_line = (f'{quoted[0]["title"]}, {quoted[0]["section"]}: {quoted[0]["quote"]}'
                  if quoted else f"Rule {failure.rule}")
-    repro = repro_source(failure, relation, writer=writer, target=target, target_spec=spec_text, title=title,
-                         rule_line=rule_line, why=_why(failure, quoted), timeout=timeout)
+    with program_folder(folder):  # a path in repro.py is relative to its folder
+        repro = repro_source(failure, relation, writer=writer, target=target, target_spec=spec_text, title=title,
+                             rule_line=rule_line, why=_why(failure, quoted), timeout=timeout)
     document = {
         "title": title, "target": failure.target, "target_spec": spec_text,
         "version": result.version, "profile": result.profile, "group": failure.group,
