@@ -255,16 +255,33 @@ def pytest_runtest_makereport(item, call):
         return
     if not report.failed or not group:
         return
+    from topkspec.fuzz.summary import failure_heading
     from topkspec.report.summary import failure_lines
 
     lines = []
-    for failure in session.failures_of(group):
-        lines.append(f"[{failure.failure_class}] {failure.rule}: {failure.case.describe()}")
+    found = session.failures_of(group)
+    for failure in found:
+        lines.append(failure_heading(failure, session.result))
         lines += failure_lines(failure, indent="    ")
         folder = session.write_report(failure)
         lines.append(f"bug report: {folder}" if folder else "bug report: none written (give --topk-report-dir DIR)")
     if lines:
         report.sections.append(("topkspec: what was found", "\n".join(lines)))
+    if found and call.excinfo is not None and _only_found(call.excinfo.value):
+        # What the target did is all in the section above: the traceback would show the suite's
+        # own code, and Hypothesis's advice to decorate a test function the user does not own.
+        report.longrepr = (f"topkspec found {len(found)} distinct failure{'s' if len(found) > 1 else ''} in the "
+                           f"{group} group: see 'topkspec: what was found' below")
+
+
+def _only_found(exc) -> bool:
+    """Whether `exc` is the failures a group found (one, or Hypothesis's group of several), and
+    nothing else: a fault of the suite keeps its traceback."""
+    from topkspec.fuzz.context import Found
+
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_only_found(inner) for inner in exc.exceptions)
+    return isinstance(exc, Found)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):

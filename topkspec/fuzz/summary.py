@@ -67,14 +67,25 @@ def budget_lines(result) -> list[str]:
     return lines
 
 
+def failure_heading(failure, result, where: str = "") -> str:
+    """'[class] rule (who states it): case', then `where`, then '(known upstream: link)' when a
+    known-deviation list declares it: the line a failure gets wherever a run lists it."""
+    from topkspec.fuzz.verdicts import status_word
+    from topkspec.known import known_upstream
+
+    upstream = known_upstream(failure, result, result.target)
+    return (f"[{failure.failure_class}] {failure.rule} ({status_word(failure.rule, result.profile)}): "
+            f"{failure.case.describe()}{where}"
+            + (f" (known upstream: {upstream[0].url or upstream[0].reason})" if upstream else ""))
+
+
 def format_summary(result) -> str:
     """The end-of-run summary a person reads."""
     from topkspec.report.summary import failure_lines
     from topkspec.spec.queries import profile_text
 
     from topkspec.fuzz.config import EXIT_VACUOUS, MIN_JUDGED_SHARE
-    from topkspec.fuzz.verdicts import known_lines, status_word, verdict_lines
-    from topkspec.known import known_upstream
+    from topkspec.fuzz.verdicts import known_lines, verdict_lines
 
     rate = f" ({result.total_examples / result.seconds:.1f} a second)" if result.seconds > 0 else ""
     strict = " (strict doc: K below the axis size)" if getattr(result, "strict_doc", False) else ""
@@ -135,10 +146,7 @@ def format_summary(result) -> str:
         lines.append(f"  {name:<28} {count}")
     for failure in result.failures:
         where = f" -> {failure.report_dir}" if failure.report_dir else ""
-        upstream = known_upstream(failure, result, result.target)
-        lines.append(f"  [{failure.failure_class}] {failure.rule} ({status_word(failure.rule, result.profile)}): "
-                     f"{failure.case.describe()}{where}"
-                     + (f" (known upstream: {upstream[0].url or upstream[0].reason})" if upstream else ""))
+        lines.append(f"  {failure_heading(failure, result, where)}")
         if not failure.report_dir:
             lines += failure_lines(failure)
     if result.known_failures:
