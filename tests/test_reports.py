@@ -80,7 +80,7 @@ def test_k_zero_on_onnxruntime_is_a_report_a_maintainer_files(tmp_path):
     report = read(folder, "report.md")
     title = report.splitlines()[0]
     assert title == ("# ONNX Runtime TopK-24 (CPU) accepts K = 0 and returns empty outputs "
-                     "(as the documents state it)"), f"title: {title}"
+                     "— the documents decide it"), f"title: {title}"
     for part in ("> A 1-D tensor containing a single positive value", "https://onnx.ai/onnx/operators/onnx__TopK.html",
                  "TopK - 24, Inputs: K", "**Expected** (the spec): an error", "**Actual** (ONNX Runtime TopK-24 (CPU))",
                  "onnxruntime 1.", "CPUExecutionProvider", "seed 3"):

@@ -13,7 +13,7 @@ from topkspec.spec.queries import rule_status, stated_by
 from topkspec.report.compare import calls_for, expected_result
 from topkspec.report.markdown import report_markdown
 from topkspec.report.program import repro_source
-from topkspec.report.wording import title as title_of
+from topkspec.report.wording import decided_by, title as title_of
 from topkspec.targets.repro import program_folder, writer_for
 
 
@@ -118,7 +118,7 @@ def write_report(failure, result, directory: str, *, target_spec=None, timeout: 
     case = calls[0][0] if calls else failure.case
     stack = writer.stack(target, case, spec_text)
     upstream = known_upstream(failure, result, spec_text)
-    title = f"{title_of(stack, failure)} ({stated_by(failure.rule, result.profile).phrase})"
+    title = title_of(stack, failure) + decided_by(stated_by(failure.rule, result.profile))
     quoted = citations(failure.rule, failure.case)
     rule_line = (f'{quoted[0]["title"]}, {quoted[0]["section"]}: {quoted[0]["quote"]}'
                  if quoted else f"Rule {failure.rule}")
