@@ -110,7 +110,8 @@ def format_summary(result) -> str:
         ranks = ", ".join(f"rank {r}: {c}" for r, c in sorted(by_type[dtype].items()))
         lines.append(f"  {dtype:<10} {ranks}")
     if result.unsupported:
-        lines.append("unsupported cases by reason:")
+        lines.append("unsupported cases by reason (examples set aside, not judged: neither failures nor the "
+                     "known deviations' counts):")
         for reason, count in result.unsupported.most_common():
             lines.append(f"  {count:>5}  {reason}")
     if getattr(result, "refused_k_at_axis_size", 0):
