@@ -143,3 +143,15 @@ def test_bundle_file_is_written_under_a_name_of_its_own_first(tmp_path):
     bundle._write_tarball(root, str(tmp_path / "b.tar.xz"))
     assert (tmp_path / "b.tar.xz.tmp").read_text() == "the user's\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["b.tar.xz", "b.tar.xz.tmp", "root"]
+
+
+def test_a_manifest_never_reaches_outside_its_folder(tmp_path, capsys):
+    outside = tmp_path / "important.txt"
+    outside.write_text("the user's\n")
+    folder = tmp_path / "topk-corpus"
+    assert main(["corpus", str(folder), "--spec", "onnx:1"]) == 0
+    with open(folder / MANIFEST, "a") as handle:
+        handle.write(f"../important.txt\n{outside}\n")
+    assert main(["corpus", str(folder), "--spec", "onnx:1"]) == 0
+    assert outside.read_text() == "the user's\n"
+    capsys.readouterr()

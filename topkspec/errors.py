@@ -84,7 +84,9 @@ def owned_entries(folder: str, what: str) -> list[str]:
         raise UsageError(f"{what} {folder}: it holds files topkspec did not write (no {MANIFEST}); "
                          "name a new or empty folder")
     with open(manifest, encoding="utf-8") as handle:
-        return [line for line in handle.read().splitlines() if line]
+        listed = [line for line in handle.read().splitlines() if line]
+    # only paths inside the folder: an edited manifest never reaches a file elsewhere
+    return [e for e in listed if not os.path.isabs(e) and not os.path.normpath(e).startswith(os.pardir)]
 
 
 def replace_owned(folder: str, staged: str, what: str) -> None:
