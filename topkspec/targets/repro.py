@@ -205,12 +205,12 @@ def _module_marker(module: str) -> tuple[str, int] | None:
     return _from_program(origin), 2 if os.path.basename(origin) == "__init__.py" else 1
 
 
-def _file_lines(where: str) -> tuple[str, str]:
-    """(lines that set _FILE to the target's file, or exit 2, and its path as the run named it)."""
+def _file_lines(where: str) -> str:
+    """Lines that set _FILE to the target's file, by its path relative to the program, or exit 2."""
     why = f"{os.path.basename(where)}, the file the run named, is not at {_from_program(where)} from this folder"
     return (f"_FILE = os.path.join(_HERE, {_from_program(where)!r})\n"
             f"if not os.path.isfile(_FILE):\n"
-            f"    _cannot_run({why!r})"), where
+            f"    _cannot_run({why!r})")
 
 
 def _module_lines(module: str) -> str:
@@ -231,13 +231,13 @@ def _module_lines(module: str) -> str:
 
 def located_spec(spec_text: str) -> tuple[str, str]:
     """(lines a program runs first, the expression of the target spec it then gives get_target):
-    a file path found from the report folder upwards, a module made importable the same way."""
+    a file by its path relative to the program's folder, a module made importable from where the
+    run found it; either exits 2 when that is not there."""
     where, sep, attr = (spec_text or "").rpartition(":")
     if not (sep and where and attr):
         return "", repr(spec_text)
     if _is_file_path(where):
-        lines, _ = _file_lines(where)
-        return f"{_FIND}\n\n{lines}\n", f"_FILE + {':' + attr!r}"
+        return f"{_FIND}\n\n{_file_lines(where)}\n", f"_FILE + {':' + attr!r}"
     return f"import importlib.util\n{_FIND}\n\n{_module_lines(where)}\n", repr(spec_text)
 
 
@@ -246,9 +246,8 @@ def function_loader(spec_text: str) -> tuple[str, str]:
     `function`, or exit 2 with one line saying what must be importable."""
     where, _, attr = spec_text.rpartition(":")
     if _is_file_path(where):
-        lines, relative = _file_lines(where)
         name = os.path.splitext(os.path.basename(where))[0]
-        load = ("import importlib.util\n" + _FIND + "\n\n" + lines + "\n"
+        load = ("import importlib.util\n" + _FIND + "\n\n" + _file_lines(where) + "\n"
                 "sys.path.insert(0, os.path.dirname(_FILE))  # it may import the modules beside it\n"
                 "try:\n"
                 f"    _spec = importlib.util.spec_from_file_location({name!r}, _FILE)\n"
@@ -256,7 +255,7 @@ def function_loader(spec_text: str) -> tuple[str, str]:
                 "    _spec.loader.exec_module(module)\n"
                 f"    function = module.{attr}\n"
                 "except Exception as exc:  # the program cannot run without it: not the bug\n"
-                f"    _cannot_run(f\"importing {relative} failed: {{type(exc).__name__}}: {{exc}}\")")
+                f"    _cannot_run(f\"importing {os.path.basename(where)} failed: {{type(exc).__name__}}: {{exc}}\")")
         return load, f"{attr} ({os.path.basename(where)})"
     load = ("import importlib\nimport importlib.util\n" + _FIND + "\n\n" + _module_lines(where) + "\n"
             "try:\n"
