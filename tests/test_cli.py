@@ -167,11 +167,15 @@ def test_version(capsys):
 
 
 @pytest.mark.parametrize("args", [["fuzz", "--target", "onnxruntme"], ["matrix", "--targets", "reference,torhc"],
-                                  ["bench", "--targets", "refernce"]])
-def test_a_misspelled_target_gets_a_suggestion(capsys, args):
+                                  ["bench", "--targets", "refernce"],
+                                  ["validate", "-", "--against", "onnxruntim"]])
+def test_a_misspelled_target_gets_a_suggestion(capsys, monkeypatch, args):
+    import io
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b'{"op": "TopK"}')))
     code = main(args)
     err = capsys.readouterr().err
-    wanted = {"onnxruntme": "onnxruntime", "torhc": "torch", "refernce": "reference"}[args[-1].split(",")[-1]]
+    wanted = {"onnxruntme": "onnxruntime", "torhc": "torch", "refernce": "reference",
+              "onnxruntim": "onnxruntime"}[args[-1].split(",")[-1]]
     assert code == 2 and f"(did you mean {wanted!r}?)" in err, f"{args}: exit {code}, stderr {err!r}"
 
 
@@ -441,3 +445,21 @@ def test_matrix_passes_the_shape_limits_to_each_run(tmp_path, monkeypatch):
                  "--report-dir", str(tmp_path / "reports"), "--quiet"])
     assert code in (0, 3), code
     assert seen == [("reference", 8192, 16384)], seen
+
+
+def test_a_file_named_without_its_function_says_to_add_it(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "good_topk.py").write_text("def topk(x, *, axis, k, largest=True):\n    raise ValueError\n")
+    assert main(["fuzz", "--target", "./good_topk.py"]) == 2
+    err = capsys.readouterr().err
+    assert "names a file but not what to fuzz in it: give ./good_topk.py:function" in err, err
+    assert "unknown target" not in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_module_beside_the_command_but_off_the_import_path_says_how_to_reach_it(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.path", [p for p in sys.path if p not in ("", ".", str(tmp_path))])
+    (tmp_path / "good_topk.py").write_text("def topk(x, *, axis, k, largest=True):\n    raise ValueError\n")
+    assert main(["fuzz", "--target", "good_topk:topk"]) == 2
+    err = capsys.readouterr().err
+    assert "run with PYTHONPATH=." in err and "./good_topk.py:topk" in err and "Traceback" not in err, err

@@ -242,13 +242,13 @@ def test_from_reports_says_how_many_cases_it_took_and_why_it_skipped_each_other_
     refused = Case("onnx:24", "TopK", "uint16", (1,), 0, 1, index_dtype="int64")
     violation = Violation("out.valid_accepted", "refused", failure_class=failures.REJECTS_VALID,
                           where={"value type": "uint16"}, expected="a result", actual="NOT_IMPLEMENTED")
-    write_report(Failure("onnxruntime", "valid", violation, refused, None, [], []), result, str(reports), index=1)
+    write_report(Failure("onnxruntime", "valid", violation, refused, None, [], []), result, str(reports))
     # k = 0 accepted (report 05): an invalid ONNX case, which the backend-test layout cannot hold.
     k_zero = Case("onnx:24", "TopK", "float32", (1,), 0, 0, index_dtype="int64")
     x = np.zeros(1, np.float32)
     violation = Violation(("out.invalid_rejected", "onnx.k.positive"), "accepted", failure_class=failures.ACCEPTS_INVALID)
     write_report(Failure("onnxruntime", "invalid", violation, k_zero, x, [(k_zero, x)], [None]), result,
-                 str(reports), index=2)
+                 str(reports))
     (reports / "notes").mkdir()
     assert main(["corpus", str(tmp_path / "corpus"), "--spec", "onnx:24", "--from-reports", str(reports)]) == 0
     printed = capsys.readouterr().out

@@ -38,7 +38,11 @@ def test_the_suite_fails_on_a_planted_bug_and_writes_reports(pytester, tmp_path)
                        "--topk-report-dir", str(reports))
     outcomes = result.parseoutcomes()
     assert outcomes.get("failed", 0) >= 1, f"outcomes: {outcomes}\n{result.stdout.str()}"
-    result.stdout.fnmatch_lines(["*Violation*"])
+    result.stdout.fnmatch_lines(["*topkspec found * distinct failure* in the * group: see 'topkspec: what was found'*"])
+    text = result.stdout.str()
+    # nothing of the suite's own code, nor Hypothesis's advice to decorate a test the user does not own
+    for inside in ("settle(", "def ", "topkspec/fuzz/", "reproduce_failure", "your test function", "Violation_"):
+        assert inside not in text, f"{inside!r} in the output:\n{text[-4000:]}"
     folders = sorted(reports.iterdir())
     assert folders, "no report folder written"
     names = sorted(p.name for p in folders[0].iterdir())
@@ -177,7 +181,7 @@ def test_the_plugin_reports_each_failure_of_a_group_and_prints_the_verdicts(pyte
     # the verdicts at the end say what the fuzz summary says.
     result = run_suite(pytester, "--topk-target", f"{PLANTED}:one_based_indices", "-k", "valid and not invalid")
     text = result.stdout.str()
-    reported = re.findall(r"^\[wrong result\] (\S+):", text, re.M)
+    reported = re.findall(r"^\[wrong result\] (\S+) \((?:documents|our reading)\):", text, re.M)
     assert {"out.values.gather", "out.indices.range_distinct"} <= set(reported), text[-4000:]
     result.stdout.fnmatch_lines(["*topkspec verdicts: one_based_indices at dml:5.0*",
                                  "out.shape*documents*holds (*"])
@@ -205,3 +209,10 @@ def test_a_failure_no_fresh_process_reproduces_passes_and_says_why(pytester, tmp
     assert not outcomes.get("failed") and outcomes.get("passed"), f"outcomes: {outcomes}\n{result.stdout.str()}"
     result.stdout.fnmatch_lines(["*not filed: [[]wrong result[]] out.*failed in the run but in no fresh process*"])
     assert all(p.name.startswith("not-reproduced-") for p in (tmp_path / "reports").iterdir())
+
+
+def test_what_was_found_names_a_deviation_known_upstream_as_the_command_line_does(pytester):
+    pytest.importorskip("onnxruntime")
+    result = run_suite(pytester, "--topk-target", "onnxruntime", "-k", "invalid")
+    result.stdout.fnmatch_lines(["[[]accepts an invalid one[]] onnx.k.positive (documents): TopK *"
+                                 "(known upstream: https://*)"])

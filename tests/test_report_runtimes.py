@@ -21,7 +21,9 @@ def run(folder, name="repro.py"):
     with open(path) as handle:
         source = handle.read()
     assert not IMPORTS_TOPKSPEC.search(source), f"{path} imports topkspec:\n{source}"
-    assert len(source.splitlines()) < 60, f"{path} has {len(source.splitlines())} lines"
+    # a program that finds its target's file or module from its folder has 15 lines more for it
+    limit = 75 if "_cannot_run(" in source else 60
+    assert len(source.splitlines()) < limit, f"{path} has {len(source.splitlines())} lines"
     return subprocess.run([sys.executable, path], capture_output=True, text=True, timeout=300)
 
 

@@ -20,6 +20,7 @@ from topkspec.properties.failures import Violation
 from topkspec.report import write_report
 from topkspec.spec import Case
 from topkspec.spec.profiles import STANDARD_PROFILES
+from topkspec.report.wording import decided_by
 from topkspec.spec.queries import stated_by
 
 PLANTED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "planted_bugs.py")
@@ -55,19 +56,19 @@ def _failure(rule: str, case) -> Failure:
 @pytest.mark.parametrize("profile", STANDARD_PROFILES)
 def test_every_place_gives_a_rule_one_label_at_each_profile(tmp_path, profile):
     case = _case(profile)
-    for index, rule in enumerate(_rules_at(profile), 1):
+    for rule in _rules_at(profile):
         said = stated_by(rule, profile)
         failure = _failure(rule, case)
         result = RunResult(target="reference", version="test", profile=profile, settings="ci", seed=0,
                            max_examples=10)
         result.failures.append(failure)
         result.broken_seen[rule] += 1
-        folder = write_report(failure, result, str(tmp_path), target_spec="reference", index=index)
+        folder = write_report(failure, result, str(tmp_path), target_spec="reference")
         where = f"{rule} at {profile} ({said.status})"
 
         with open(os.path.join(folder, "report.md")) as handle:
             report = handle.read()
-        assert report.splitlines()[0].endswith(f"({said.phrase})"), f"{where}: title {report.splitlines()[0]}"
+        assert report.splitlines()[0].endswith(decided_by(said)), f"{where}: title {report.splitlines()[0]}"
         if rule != ADAPTER_RULE:
             assert f"Rule `{rule}` ({said.status})" in report, f"{where}: report body"
         for other in re.findall(r"^- `([\w.]+)` \((\w+)\)", report, re.MULTILINE):
@@ -75,7 +76,7 @@ def test_every_place_gives_a_rule_one_label_at_each_profile(tmp_path, profile):
         with open(os.path.join(folder, "case.json")) as handle:
             assert json.load(handle)["rule_status"] == said.status, f"{where}: case.json"
         with open(os.path.join(folder, "repro.py")) as handle:
-            assert f"({said.phrase})" in handle.readline(), f"{where}: repro.py's title"
+            assert decided_by(said) in handle.readline(), f"{where}: repro.py's title"
 
         kind = BROKEN_BY_READING if said.is_reading else BROKEN
         summary = format_summary(result)

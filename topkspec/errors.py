@@ -44,3 +44,84 @@ def remove_if_empty(folders: list[str]) -> None:
             os.rmdir(folder)
         except OSError:  # something was written there (or it is gone): it and its parents stay
             return
+
+
+# -- folders a command owns: it replaces only what its own manifest says it wrote ----------------
+
+MANIFEST = ".topkspec-written"
+STAGING = ".topkspec-staging-"  # a folder a command writes in first, then moves into place
+
+
+def staging_folder(folder: str) -> str:
+    """A new folder inside `folder` (made when missing) to write into before `replace_owned`."""
+    import tempfile
+
+    os.makedirs(folder, exist_ok=True)
+    return tempfile.mkdtemp(prefix=STAGING, dir=folder)
+
+
+def _entries(folder: str) -> list[str]:
+    """Every file and link under `folder`, as paths relative to it (a link to a folder is an entry)."""
+    found = []
+    for where, dirs, files in os.walk(folder):
+        if where == folder:
+            dirs[:] = [d for d in dirs if not d.startswith(STAGING)]
+            files = [f for f in files if f != MANIFEST]
+        links = [d for d in dirs if os.path.islink(os.path.join(where, d))]
+        dirs[:] = [d for d in dirs if d not in links]
+        found += [os.path.relpath(os.path.join(where, name), folder) for name in files + links]
+    return sorted(found)
+
+
+def owned_entries(folder: str, what: str) -> list[str]:
+    """The files topkspec wrote in `folder` last time (its manifest), [] for a folder that is not
+    there or is empty; a UsageError for a folder that holds files and no manifest: nothing in it
+    is ours to replace."""
+    manifest = os.path.join(folder, MANIFEST)
+    if not os.path.isdir(folder) or not [n for n in os.listdir(folder) if not n.startswith(STAGING)]:
+        return []
+    if not os.path.isfile(manifest):
+        raise UsageError(f"{what} {folder}: it holds files topkspec did not write (no {MANIFEST}); "
+                         "name a new or empty folder")
+    with open(manifest, encoding="utf-8") as handle:
+        listed = [line for line in handle.read().splitlines() if line]
+    # only paths inside the folder: an edited manifest never reaches a file elsewhere
+    return [e for e in listed if not os.path.isabs(e) and not os.path.normpath(e).startswith(os.pardir)]
+
+
+def replace_owned(folder: str, staged: str, what: str) -> None:
+    """Move everything under `staged` (a folder this command wrote) into `folder`, which first
+    loses the files its manifest lists, and nothing else; the manifest then lists what was moved.
+    A UsageError, before anything in `folder` changes, when a file to write is there and not ours."""
+    import shutil
+
+    old = set(owned_entries(folder, what))
+    new = _entries(staged)
+    theirs = [e for e in new if os.path.lexists(os.path.join(folder, e)) and e not in old]
+    if theirs:
+        shutil.rmtree(staged)
+        raise UsageError(f"{what} {folder}: {theirs[0]} is there and topkspec did not write it; "
+                         "move it or name another folder")
+    for entry in sorted(old):
+        path = os.path.join(folder, entry)
+        if os.path.islink(path) or (os.path.lexists(path) and not os.path.isdir(path)):
+            os.unlink(path)
+        _prune(os.path.dirname(path), folder)
+    for entry in new:
+        os.makedirs(os.path.dirname(os.path.join(folder, entry)) or folder, exist_ok=True)
+        os.replace(os.path.join(staged, entry), os.path.join(folder, entry))
+    shutil.rmtree(staged)
+    with open(os.path.join(folder, MANIFEST), "w", encoding="utf-8") as handle:
+        handle.write("".join(f"{entry}\n" for entry in new))
+
+
+def _prune(directory: str, top: str) -> None:
+    """Remove `directory` and its parents below `top` while they are empty."""
+    top = os.path.abspath(top)
+    directory = os.path.abspath(directory)
+    while directory != top and directory.startswith(top + os.sep):
+        try:
+            os.rmdir(directory)
+        except OSError:
+            return
+        directory = os.path.dirname(directory)

@@ -114,13 +114,8 @@ def _check_options(config) -> None:
         if report_dir:
             from topkspec.errors import writable_folder
             config.stash[_MADE_FOLDERS] = writable_folder(report_dir, "cannot write reports to")
-    except ValueError as exc:
-        message = str(exc)
-        if name is not None and message.startswith("unknown target"):
-            from topkspec.cli import did_you_mean
-
-            message = message.replace(f"{name!r}", f"{name!r}{did_you_mean(name)}", 1)
-        raise pytest.UsageError(f"topkspec: {message}") from None
+    except ValueError as exc:  # an unknown target's line has its suggestion (registry.unknown_target)
+        raise pytest.UsageError(f"topkspec: {exc}") from None
 
 
 def suite_options(config) -> SuiteOptions:
@@ -248,7 +243,6 @@ class TopKSession:
         if failure.key not in self.reported:
             self.reported[failure.key] = write_report(failure, self.result, self.report_dir,
                                                       target_spec=self.target_spec,
-                                                      index=len(self.reported) + 1,
                                                       timeout=max(self.timeout, getattr(self.target, "timeout", 0),
                                                                   getattr(self.target, "min_timeout", 0) or 0))
         return self.reported[failure.key]
@@ -278,6 +272,7 @@ def pytest_runtest_makereport(item, call):
         return
     if not report.failed or not group:
         return
+    from topkspec.fuzz.summary import failure_heading
     from topkspec.report.summary import failure_lines
 
     from topkspec.fuzz.confirm import not_filed_line
@@ -287,12 +282,27 @@ def pytest_runtest_makereport(item, call):
     if lines and not found:  # what failed reproduced in no fresh process: no failure of any case
         report.outcome, report.longrepr = "passed", None
     for failure in found:
-        lines.append(f"[{failure.failure_class}] {failure.rule}: {failure.case.describe()}")
+        lines.append(failure_heading(failure, session.result))
         lines += failure_lines(failure, indent="    ")
         folder = session.write_report(failure)
         lines.append(f"bug report: {folder}" if folder else "bug report: none written (give --topk-report-dir DIR)")
     if lines:
         report.sections.append(("topkspec: what was found", "\n".join(lines)))
+    if found and call.excinfo is not None and _only_found(call.excinfo.value):
+        # What the target did is all in the section above: the traceback would show the suite's
+        # own code, and Hypothesis's advice to decorate a test function the user does not own.
+        report.longrepr = (f"topkspec found {len(found)} distinct failure{'s' if len(found) > 1 else ''} in the "
+                           f"{group} group: see 'topkspec: what was found' below")
+
+
+def _only_found(exc) -> bool:
+    """Whether `exc` is the failures a group found (one, or Hypothesis's group of several), and
+    nothing else: a fault of the suite keeps its traceback."""
+    from topkspec.fuzz.context import Found
+
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_only_found(inner) for inner in exc.exceptions)
+    return isinstance(exc, Found)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):

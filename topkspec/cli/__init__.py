@@ -7,7 +7,6 @@ found but the run judged too little to say the properties hold (every case unsup
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import os
 import sys
@@ -75,22 +74,15 @@ def _add_run_options(parser) -> None:
                              "--settings gpu: 4194304)")
 
 
-def did_you_mean(name: str) -> str:
-    """' (did you mean 'onnxruntime'?)' for a misspelled target name, else ''."""
-    from topkspec.targets.registry import known_names
-
-    close = difflib.get_close_matches(name, known_names(), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
 def check_target_names(names) -> None:
     """Unknown plain names stop at once with a suggestion; import strings are checked when loaded."""
     from topkspec.targets.registry import known_names
 
+    from topkspec.targets.registry import unknown_target
+
     for name in names:
         if ":" not in name and name not in known_names():
-            raise UsageError(f"unknown target {name!r}{did_you_mean(name)}: known targets are "
-                             f"{', '.join(known_names())}; or give package.module:attr or path/to/file.py:attr")
+            raise UsageError(unknown_target(name))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -170,7 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--json", action="store_true", help="bench spec: the figures as JSON")
 
     corpus = sub.add_parser("corpus", help="write conformance cases (ONNX node tests, DirectML JSON) to DIR")
-    corpus.add_argument("dir", metavar="DIR", help="the folder to write (its onnx/ and dml/ are made anew)")
+    corpus.add_argument("dir", metavar="DIR", help="the folder to write: new, empty, or one an earlier corpus went to (only it is replaced)")
     corpus.add_argument("--spec", action="append", default=None, metavar="PROFILE",
                         help="only these profiles (repeat or comma-separate; default onnx:1,10,11,24 and "
                              "dml:2.1,3.1,5.0)")

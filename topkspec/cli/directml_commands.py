@@ -35,7 +35,8 @@ def add_parser(sub) -> None:
     bundle.add_argument("--check", action="store_true",
                         help="then run it in a clean root (a chroot with glibc and lavapipe, no Wine) and through "
                              "the suite with Wine hidden")
-    bundle.add_argument("--keep", default=None, metavar="DIR", help="also leave the unpacked bundle in DIR")
+    bundle.add_argument("--keep", default=None, metavar="DIR",
+                        help="also leave the unpacked bundle in DIR (new, empty, or an earlier --keep's)")
 
     check = commands.add_parser("bundle-check", help="run a bundle in a clean root (chroot: glibc and lavapipe, "
                                                      "no Wine) and through the suite with Wine hidden")

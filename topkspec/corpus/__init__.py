@@ -3,6 +3,7 @@
     DIR/onnx/test_topk<opset>_<type>_<pattern>/   ONNX backend-test folders (onnx_files)
     DIR/dml/<level>_<op>_<type>_..._<pattern>.json DirectML cases, valid and invalid (dml_files)
     DIR/README.md                                  what the corpus holds and how it was made
+    DIR/.topkspec-written                          the files above: a re-run replaces those only
 
 Deterministic for a topkspec version: the same files, byte for byte, on every machine. The
 cases are chosen for coverage (valid.py), not drawn at random; `from_reports` adds the shrunk
@@ -41,21 +42,42 @@ def expected(item) -> tuple:
 
 
 def write_corpus(out_dir: str, profiles=PROFILES, from_reports: str | None = None) -> dict:
-    """Writes the corpus under `out_dir` (its onnx/ and dml/ folders are made anew); returns
-    counts: {"onnx": n, "dml_valid": n, "dml_invalid": n, "from_reports": n}, and with
-    `from_reports` also "reports_skipped": [(report folder, why it gave no case)]."""
+    """Writes the corpus under `out_dir`; returns counts: {"onnx": n, "dml_valid": n,
+    "dml_invalid": n, "from_reports": n}, and with `from_reports` also "reports_skipped":
+    [(report folder, why it gave no case)].
+
+    A corpus written there before (the files its manifest lists) is replaced; nothing else in
+    the folder is touched. A folder that holds files and no manifest is refused (CorpusError)."""
+    from topkspec.errors import owned_entries, replace_owned, staging_folder
+
+    try:
+        owned_entries(out_dir, "topkspec corpus")
+    except UsageError as exc:
+        raise CorpusError(str(exc)) from None
+    extra = ([], [], []) if from_reports is None else report_cases(from_reports, _version())
+    staged = staging_folder(out_dir)
+    try:
+        counts = _write_cases(staged, profiles, extra, from_reports)
+    except BaseException:
+        shutil.rmtree(staged, ignore_errors=True)
+        raise
+    try:
+        replace_owned(out_dir, staged, "topkspec corpus")
+    except UsageError as exc:
+        raise CorpusError(str(exc)) from None
+    return {**counts, "reports_skipped": extra[2]} if from_reports is not None else counts
+
+
+def _write_cases(out_dir: str, profiles, extra: tuple, from_reports) -> dict:
+    """Writes onnx/, dml/ and README.md into the new folder `out_dir`; returns the counts."""
     from topkspec.corpus.dml_files import invalid_entries, valid_entry, write_dml_case
     from topkspec.corpus.onnx_files import write_onnx_case
     from topkspec.spec import parse_profile
 
     version = _version()
-    items = valid_cases(profiles)
-    extra_valid, extra_invalid, skipped = ([], [], []) if from_reports is None else report_cases(from_reports, version)
-    items += extra_valid
+    extra_valid, extra_invalid, _skipped = extra
+    items = valid_cases(profiles) + extra_valid
     onnx_dir, dml_dir = os.path.join(out_dir, "onnx"), os.path.join(out_dir, "dml")
-    for folder in (onnx_dir, dml_dir):
-        if os.path.isdir(folder):
-            shutil.rmtree(folder)
     counts = Counter()
     for item in items:
         values, indices = expected(item)
@@ -73,7 +95,7 @@ def write_corpus(out_dir: str, profiles=PROFILES, from_reports: str | None = Non
     counts["from_reports"] = len(extra_valid) + len(extra_invalid)
     with open(os.path.join(out_dir, "README.md"), "w") as handle:
         handle.write(readme_text(version, profiles, counts, items, from_reports))
-    return {**counts, "reports_skipped": skipped} if from_reports is not None else dict(counts)
+    return dict(counts)
 
 
 def _distinct_input(case) -> np.ndarray:

@@ -153,7 +153,8 @@ class GroupContext:
                                 f"refuses {judged.dtype} cases like it at {judged.profile}: {exc}",
                                 failure_class=failures.REJECTS_VALID, where={"value type": judged.dtype},
                                 expected="a result", actual=str(exc)) from None
-            reason = f"the runtime refuses valid {judged.dtype} cases alike, so a refusal proves nothing: {exc}"
+            reason = (f"invalid {judged.dtype} cases: the runtime refuses valid {judged.dtype} cases alike, so a "
+                      f"refusal proves nothing: {exc}")
         if reason:
             self.result.unsupported[reason] += 1
             return None

@@ -67,14 +67,26 @@ def budget_lines(result) -> list[str]:
     return lines
 
 
+def failure_heading(failure, result, where: str = "") -> str:
+    """'[class] rule (who states it): case', then `where`, then '(known upstream: link)' when a
+    known-deviation list declares it ('known to topkspec' when its link is a finding of the register): the line a failure gets wherever a run lists it."""
+    from topkspec.fuzz.verdicts import status_word
+    from topkspec.known import known_upstream
+
+    upstream = known_upstream(failure, result, result.target)
+    status = status_word(failure.rule, result.profile, getattr(result, "contract", None))
+    return (f"[{failure.failure_class}] {failure.rule} ({status}): {failure.case.describe()}{where}"
+            + (f" ({'known to topkspec' if upstream[0].unreported else 'known upstream'}: "
+               f"{upstream[0].url or upstream[0].reason})" if upstream else ""))
+
+
 def format_summary(result) -> str:
     """The end-of-run summary a person reads."""
     from topkspec.report.summary import failure_lines
     from topkspec.spec.queries import profile_text
 
     from topkspec.fuzz.config import EXIT_VACUOUS, MIN_JUDGED_SHARE
-    from topkspec.fuzz.verdicts import known_lines, status_word, verdict_lines
-    from topkspec.known import known_upstream
+    from topkspec.fuzz.verdicts import known_lines, verdict_lines
 
     rate = f" ({result.total_examples / result.seconds:.1f} a second)" if result.seconds > 0 else ""
     strict = " (strict doc: K below the axis size)" if getattr(result, "strict_doc", False) else ""
@@ -99,7 +111,8 @@ def format_summary(result) -> str:
         ranks = ", ".join(f"rank {r}: {c}" for r, c in sorted(by_type[dtype].items()))
         lines.append(f"  {dtype:<10} {ranks}")
     if result.unsupported:
-        lines.append("unsupported cases by reason:")
+        lines.append("unsupported cases by reason (examples set aside, not judged: neither failures nor the "
+                     "known deviations' counts):")
         for reason, count in result.unsupported.most_common():
             lines.append(f"  {count:>5}  {reason}")
     if getattr(result, "refused_k_at_axis_size", 0):
@@ -138,11 +151,7 @@ def format_summary(result) -> str:
         lines.append(f"  {name:<28} {count}")
     for failure in result.failures:
         where = f" -> {failure.report_dir}" if failure.report_dir else ""
-        upstream = known_upstream(failure, result, result.target)
-        lines.append(f"  [{failure.failure_class}] {failure.rule} ({status_word(failure.rule, result.profile, result.contract)}): "
-                     f"{failure.case.describe()}{where}"
-                     + (f" ({'known to topkspec' if upstream[0].unreported else 'known upstream'}: "
-                        f"{upstream[0].url or upstream[0].reason})" if upstream else ""))
+        lines.append(f"  {failure_heading(failure, result, where)}")
         if not failure.report_dir:
             lines += failure_lines(failure)
         if failure.violation.also:  # one report for the bug: the rules it names beside its own

@@ -208,10 +208,13 @@ def known_lines(result, indent: str = "  ") -> list:
     lines = [f"known deviations ({known.source}):"]
     for entry, count in sorted(result.known_seen.items(), key=lambda item: -item[1]):
         lines.append(f"{indent}seen {count:>5}  {entry.describe()}")
-    unseen = [entry for entry in known if entry not in result.known_seen
-              and entry.matches(entry.rule, entry.failure_class, entry.dtype, result.profile, result.version)]
+    unseen = sorted((entry for entry in known if entry not in result.known_seen),  # those that apply first
+                    key=lambda entry: entry.outside(result.profile, result.version) is not None)
     for entry in unseen:
-        if _reached(result, entry.rule):
+        outside = entry.outside(result.profile, result.version)
+        if outside:
+            lines.append(f"{indent}known, does not apply to this run ({outside}): {entry.describe()}")
+        elif _reached(result, entry.rule):
             lines.append(f"{indent}known, not seen (fixed, or not drawn in this run): {entry.describe()}")
         else:
             lines.append(f"{indent}known, not reached (no example of this run could show it): {entry.describe()}")

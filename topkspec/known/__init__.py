@@ -71,6 +71,15 @@ class KnownEntry:
         """Linked to a finding of topkspec's register: nobody had reported it upstream."""
         return self.url.startswith("findings/")
 
+    def outside(self, profile: str | None, version: str | None) -> str | None:
+        """Why the entry does not apply to a run judged at `profile` against `version` (its
+        profile or versions filter), or None when it does."""
+        if self.profile is not None and not _profile_matches(self.profile, profile):
+            return f"it is for {self.profile}, this run is at {profile}"
+        if self.versions is not None and not version_in(version, self.versions):
+            return f"it is for versions {self.versions}, this run's is {version}"
+        return None
+
     def describe(self) -> str:
         """'onnx.k.positive (accepts an invalid one, float16, onnx:1, <1.32): reason <url>'"""
         scope = [s for s in (self.failure_class, self.dtype, self.profile, self.versions) if s]

@@ -14,8 +14,8 @@ from topkspec.spec.queries import rule_statement
 from topkspec.report.compare import calls_for, expected_result
 from topkspec.report.markdown import after_words, report_markdown
 from topkspec.report.program import repro_source
-from topkspec.report.wording import title as title_of
-from topkspec.targets.repro import writer_for
+from topkspec.report.wording import decided_by, title as title_of
+from topkspec.targets.repro import program_folder, writer_for
 
 
 def slug(text: str) -> str:
@@ -86,15 +86,32 @@ def rerun_command(result, spec_text: str) -> str:
             + f" --max-examples {result.max_examples}")
 
 
-def write_report(failure, result, directory: str, *, target_spec=None, index: int = 1,
-                 timeout: float = 5.0) -> str:
-    """Write the report folder of one failure under `directory`; returns its path."""
+_NUMBERED = re.compile(r"(\d+)-")
+
+
+def _new_folder(directory: str, name: str) -> str:
+    """A new folder `NN-name` under `directory`, NN one past the highest number there: a re-run
+    into the same folder adds reports after the earlier ones and never writes into one of them
+    (several processes writing at once each get a folder of their own)."""
+    os.makedirs(directory, exist_ok=True)
+    while True:
+        taken = [int(m.group(1)) for m in map(_NUMBERED.match, os.listdir(directory)) if m]
+        folder = os.path.join(directory, f"{max(taken, default=0) + 1:02d}-{name}")
+        try:
+            os.mkdir(folder)
+            return folder
+        except FileExistsError:
+            continue  # another writer took that number first
+
+
+def write_report(failure, result, directory: str, *, target_spec=None, timeout: float = 5.0) -> str:
+    """Write the report folder of one failure under `directory` (numbered after those there);
+    returns its path."""
     relation = failure.relation
     # A failure kept per value type (a runtime with no kernel for it) names the type: the rule
     # and class alone would give folders that differ by number only.
     per_type = f"-{slug(failure.key[3])}" if len(failure.key) > 3 else ""
-    folder = os.path.join(directory, f"{index:02d}-{slug(failure.rule)}-{slug(failure.failure_class)}{per_type}")
-    os.makedirs(folder, exist_ok=True)
+    folder = _new_folder(directory, f"{slug(failure.rule)}-{slug(failure.failure_class)}{per_type}")
     calls = calls_for(failure, relation)
     np.savez(os.path.join(folder, "inputs.npz"), **_arrays(failure, calls))
     target = _target(failure, target_spec)
@@ -103,15 +120,16 @@ def write_report(failure, result, directory: str, *, target_spec=None, index: in
     case = calls[0][0] if calls else failure.case
     stack = writer.stack(target, case, spec_text)
     upstream = known_upstream(failure, result, spec_text)
-    title = (f"{title_of(stack, failure)}{after_words(failure)} "
-             f"({rule_statement(failure.rule, result.profile, result.contract).phrase})")
+    title = (title_of(stack, failure) + after_words(failure)
+             + decided_by(rule_statement(failure.rule, result.profile, result.contract)))
     quoted = contract_citations(failure.rule, failure.case, result.contract)
     rule_line = (f'{quoted[0]["title"]}, {quoted[0]["section"]}: {quoted[0]["quote"]}'
                  if quoted else f"Rule {failure.rule}")
     if failure.failure_class == failures.TIMEOUT:  # no rule is in question
         rule_line = f"No rule of the spec: the run's time limit, {failure.violation.expected or 'an answer'}"
-    repro = repro_source(failure, relation, writer=writer, target=target, target_spec=spec_text, title=title,
-                         rule_line=rule_line, why=_why(failure, quoted), timeout=timeout)
+    with program_folder(folder):  # a path in repro.py is relative to its folder
+        repro = repro_source(failure, relation, writer=writer, target=target, target_spec=spec_text, title=title,
+                             rule_line=rule_line, why=_why(failure, quoted), timeout=timeout)
     document = {
         "title": title, "target": failure.target, "target_spec": spec_text,
         "version": result.version, "profile": result.profile, "group": failure.group,
@@ -144,5 +162,5 @@ def write_report(failure, result, directory: str, *, target_spec=None, index: in
 
 def write_reports(result, directory: str, *, target_spec=None, timeout: float = 5.0) -> list[str]:
     """One report folder per failure of the run, then per known deviation shrunk (--report-known)."""
-    return [write_report(f, result, directory, target_spec=target_spec, index=i, timeout=timeout)
-            for i, f in enumerate(result.failures + result.known_failures, 1)]
+    return [write_report(f, result, directory, target_spec=target_spec, timeout=timeout)
+            for f in result.failures + result.known_failures]

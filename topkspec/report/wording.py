@@ -74,3 +74,16 @@ def what_happened(failure) -> str:
 def title(stack, failure) -> str:
     """'<runtime> <operator> (<device>) <what happened>'."""
     return f"{stack.label} {what_happened(failure)}"
+
+
+# Who decides a title's verdict, after an em dash so that it cannot be read as part of what the
+# target did ("accepts K = 0 (as the documents state it)" read as if the documents allowed it).
+_DECIDES = {"documented": " — the documents decide it", "interpretation": " — our reading decides it",
+            "unspecified": " — our reading decides it"}
+
+
+def decided_by(statement) -> str:
+    """The end of a report's title for a rule's Statement (spec.queries.stated_by): who decides
+    that the target is wrong; an adapter error says it gives no verdict on the target."""
+    return _DECIDES.get(statement.status, f" ({statement.phrase})")
+

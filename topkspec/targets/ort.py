@@ -160,8 +160,9 @@ class OnnxRuntimeTarget(Target):
                 raise
             except Exception as exc:  # the session refused to build, or the run failed: the runtime's
                 cause = exc.__cause__ if isinstance(exc, Rejected) and exc.__cause__ else exc
-                self._probes[key] = (f"{self.name} cannot run a known-good TopK-{opset} on {dtype} "
-                                     f"(3 elements, K=1): {type(cause).__name__}: {first_line(cause)}")
+                # the signature's refusal, whatever the case's shape: no shape of the probe in it
+                self._probes[key] = (f"{self.name} runs no TopK-{opset} on {dtype}: "
+                                     f"{type(cause).__name__}: {first_line(cause)}")
         return self._probes[key]
 
     # supports() looks at the opset (from the profile), the operator and the value type only
@@ -182,8 +183,9 @@ class OnnxRuntimeTarget(Target):
         form = onnx_form(case)
         if case.dtype not in spec.value_types(f"onnx:{form.opset}", "TopK"):
             return None
-        if form.dtype != "float32" and self.probe(form.opset, "float32"):
-            return self.probe(form.opset, "float32")  # the runtime predates this opset: nothing runs
+        if form.dtype != "float32" and self.probe(form.opset, "float32"):  # nothing of this opset runs
+            return (f"TopK-{form.opset} does not run here on any type, float32 included: "
+                    f"{self.probe(form.opset, 'float32')}")
         refused = self.probe(form.opset, case.dtype)
         if refused:
             if form.dtype == "float32":  # float32, in every TopK version, fails: the opset is not loadable

@@ -160,8 +160,21 @@ def _load_module(module_name: str, attr: str, spec: str):
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise TargetError(f"{spec!r}: cannot import {module_name}: {exc}") from exc
+        raise TargetError(f"{spec!r}: cannot import {module_name}: {exc}{_import_hint(module_name, attr, exc)}") from exc
     return _attribute(module, attr, spec, module_name)
+
+
+def _import_hint(module_name: str, attr: str, exc: ImportError) -> str:
+    """What to do when the module itself is not found: the folder here that holds it goes on
+    PYTHONPATH (a module beside the command is not importable by default)."""
+    top = module_name.split(".")[0]
+    if not isinstance(exc, ModuleNotFoundError) or exc.name != top:
+        return ""
+    if os.path.isfile(f"{top}.py") or os.path.isfile(os.path.join(top, "__init__.py")):
+        path = f"./{module_name.replace('.', '/')}.py" if os.path.isfile(f"{top}.py") else None
+        return (f" (it is in this folder, which is not on the import path: run with PYTHONPATH=."
+                + (f", or give the file: {path}:{attr}" if path else "") + ")")
+    return " (install it, or put the folder that holds it on PYTHONPATH)"
 
 
 def _import_parts(spec: str) -> tuple | None:
@@ -202,8 +215,21 @@ def get_target(spec: str) -> Target:
     parts = _import_parts(spec)
     if parts is not None:
         return as_target(named_object(spec), name=parts[1], origin=spec)
-    raise TargetError(f"unknown target {spec!r}: known targets are {', '.join(known_names())}; "
-                      f"or give package.module:attr or path/to/file.py:attr")
+    raise TargetError(unknown_target(spec))
+
+
+def unknown_target(spec: str) -> str:
+    """The one line for a target name that names nothing: a file named without its attribute
+    says to add it, a misspelled name gets the name it looks like."""
+    if spec.endswith(".py") or os.path.isfile(spec):
+        return (f"target {spec!r} names a file but not what to fuzz in it: give {spec}:function "
+                "(a function, a Target class or a factory defined in that file)")
+    import difflib
+
+    close = difflib.get_close_matches(spec, known_names(), n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return (f"unknown target {spec!r}{hint}: known targets are {', '.join(known_names())}; "
+            "or give package.module:attr or path/to/file.py:attr")
 
 
 def list_targets() -> list[Target]:

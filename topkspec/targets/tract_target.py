@@ -168,7 +168,7 @@ class TractTarget(Target):
                 self._probes[key] = None
             except Exception as exc:  # the model was refused, or the run failed: tract's
                 cause = exc.__cause__ if isinstance(exc, Rejected) and exc.__cause__ else exc
-                self._probes[key] = (f"tract cannot run a known-good TopK-{opset} on {dtype} (3 elements, K=1): "
+                self._probes[key] = (f"tract runs no TopK-{opset} on {dtype}: "
                                      f"{type(cause).__name__}: {error_text(cause)}")
         return self._probes[key]
 

@@ -33,6 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from topkspec.errors import owned_entries, replace_owned, staging_folder
 from topkspec.targets.directml import bundle_select as select
 from topkspec.targets.directml import bundle_trace as trace
 from topkspec.targets.directml.build import source_digest
@@ -126,6 +127,8 @@ def build(out_file: str, write_cases, *, with_ep: bool = False, log=print, keep:
     the cases it replays (cli/bundle_cases.py: the findings and the corpus, which sit above the
     targets) and returns their counts."""
     started = time.monotonic()
+    if keep:
+        owned_entries(keep, "--keep")  # a folder of the user's is refused before any work
     stack = current_stack()
     if not stack.under_wine:
         raise BundleError("the bundle carries Wine: make it on Linux, where `topkspec directml setup` installed Wine")
@@ -170,13 +173,25 @@ def build(out_file: str, write_cases, *, with_ep: bool = False, log=print, keep:
             trace.stop(xvfb)
         summary = _lay_out(root, stack, ort, traces, log)
         if keep:
-            shutil.rmtree(keep, ignore_errors=True)
-            shutil.copytree(root, keep, symlinks=True)
+            keep_copy(root, keep)
         log(f"compressing (xz -9) into {out_file}")
         unpacked = _write_tarball(root, out_file)
     summary.update(unpacked_bytes=unpacked, compressed_bytes=os.path.getsize(out_file),
                    seconds=round(time.monotonic() - started, 1), file=str(out_file))
     return summary
+
+
+def keep_copy(root: Path, keep: str) -> None:
+    """Leave the unpacked bundle `root` in `keep` (--keep): it replaces what an earlier --keep
+    left there (its manifest) and nothing else; a folder of the user's is refused (UsageError)."""
+    owned_entries(keep, "--keep")
+    staged = staging_folder(keep)
+    try:
+        shutil.copytree(root, staged, symlinks=True, dirs_exist_ok=True)
+    except BaseException:
+        shutil.rmtree(staged, ignore_errors=True)
+        raise
+    replace_owned(keep, staged, "--keep")
 
 
 def _pe_dir_of_system_wine() -> str:
@@ -320,7 +335,8 @@ def _write_tarball(root: Path, out_file: str) -> int:
     total = 0
     out_path = Path(out_file)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_path.with_name(out_path.name + ".tmp")
+    handle, tmp = tempfile.mkstemp(prefix=f".{out_path.name}.", suffix=".tmp", dir=out_path.parent)
+    os.close(handle)  # a name of its own: never a file of the user's beside FILE
     with lzma.open(tmp, "wb", preset=9 | lzma.PRESET_EXTREME) as compressed:
         with tarfile.open(fileobj=compressed, mode="w", format=tarfile.PAX_FORMAT) as archive:
             for path in sorted(root.rglob("*")):
