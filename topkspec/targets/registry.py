@@ -40,7 +40,7 @@ BUILTIN_TARGETS: dict[str, Callable[[], Target]] = {
     "onnx-reference": _module("onnx_reference", "OnnxReferenceTarget"),
     "onnx-checker": _module("onnx_checker", "OnnxCheckerTarget"),
     "onnxruntime": _module("ort", "cpu"),
-    "onnxruntime-directml": _module("ort", "directml"),
+    "onnxruntime-directml": _module("directml.ep_target", "directml"),
     "onnxruntime-cuda": _module("ort", "cuda"),
     "torch": _module("torch_target", "cpu"),
     "torch-cuda": _module("torch_target", "cuda"),
