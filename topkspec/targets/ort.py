@@ -224,20 +224,6 @@ def cuda() -> OnnxRuntimeTarget:
                              "onnxruntime-gpu with an NVIDIA GPU, CUDA and cuDNN")
 
 
-def directml() -> OnnxRuntimeTarget:
-    """The DirectML EP: on Windows the onnxruntime-directml wheel; elsewhere its Windows build
-    under Wine (directml/ep_target.py). DirectML's native profile: the DML_FEATURE_LEVEL_5_0
-    table (64-bit types). K is a graph input, as the EP reads it from CPU memory at run time."""
-    import os
-
-    if os.name != "nt":
-        from topkspec.targets.directml.ep_target import WineOrtTarget
-
-        return WineOrtTarget()
-    return OnnxRuntimeTarget("onnxruntime-directml", "DmlExecutionProvider",
-                             "onnxruntime-directml on Windows with a DirectX 12 GPU", native_profile="dml:5.0")
-
-
 # -- bug reports: repro.py in onnxruntime's own API -------------------------------------------
 
 def session_lines(provider: str) -> list[str]:

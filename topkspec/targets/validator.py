@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import Callable
 
 from topkspec.targets.base import AdapterError, Target, function_origin, user_error
+from topkspec.targets.import_string import named_object
 from topkspec.targets.repro import ReproWriter, RuntimeStack, function_loader, register_repro_writer
 
 
@@ -97,8 +98,6 @@ def _repro_load(target, spec_text) -> tuple[str, str]:
     if spec_text and ":" in spec_text:
         load, label = function_loader(spec_text)
         try:
-            from topkspec.targets.registry import named_object
-
             wraps = isinstance(named_object(spec_text), Target)
         except Exception:
             wraps = False

@@ -4,6 +4,7 @@
     worker.c           the native worker (built from source by `topkspec directml setup`)
     protocol.py        the worker's framed protocol and the descriptor's binary form
     client.py          the worker process: start, call, crash and hang handling
+    cache.py           the cache folder and state.json (what setup chose)
     environment.py     the cache folder, DirectML.dll, Wine, vkd3d, Mesa: what is there and what is missing
     build.py           building both workers from source (worker_io.h is what they share)
     ort_worker.c       the ONNX Runtime worker: the Windows onnxruntime.dll's DirectML EP or CPU provider
@@ -12,6 +13,7 @@
     ep_target.py       `onnxruntime-directml` off Windows: ort.py's adapter on those sessions
     layers.py          `topkspec directml layers`: DirectML.dll, the EP and the CPU provider side by side
     install.py         `topkspec directml setup`
+    setup_check.py     its last step: the stack computes TopKs whose answers are known
     compare.py         `topkspec directml compare`: where the documents and DirectML differ
     repro_writer.py    the stack and repro.py of its bug reports (repro.tmpl: numpy and the worker)
 
@@ -21,5 +23,5 @@ this package loads nothing else).
 
 
 def report_stack(target=None) -> dict:
-    from topkspec.targets.directml.repro_writer import report_stack as run
+    from topkspec.targets.directml.target import report_stack as run
     return run(target)

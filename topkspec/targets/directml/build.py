@@ -11,8 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from topkspec.targets.directml.environment import (HERE, WORKER_EXE, WORKER_SOURCE, _first_output_line, cache_dir,
-                                                   load_state, save_state)
+from topkspec.targets.directml.cache import (HERE, WORKER_EXE, WORKER_SOURCE, cache_dir, first_output_line,
+                                             load_state, save_state)
 
 WORKER_IO = HERE / "worker_io.h"  # included by both workers
 # The programs setup builds: (source, executable, libraries), by their key in state.json.
@@ -26,7 +26,7 @@ def find_compiler() -> tuple[list[str] | None, str]:
     """(command prefix that compiles C for x86_64 Windows, its name); (None, what is missing)."""
     mingw = shutil.which("x86_64-w64-mingw32-gcc")
     if mingw:
-        return [mingw], "mingw-w64 " + _first_output_line([mingw, "-dumpversion"])
+        return [mingw], "mingw-w64 " + first_output_line([mingw, "-dumpversion"])
     try:
         import importlib.util
 

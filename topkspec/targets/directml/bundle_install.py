@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from topkspec.targets.directml import environment as env
+from topkspec.targets.directml.setup_check import step_check, step_check_ep
 from topkspec.targets.directml.setup_shell import Log, SetupError
 
 
@@ -51,16 +52,14 @@ def forget_bundle() -> None:
 
 def setup_from_bundle(log: Log, file: str, adapter: str | None) -> int:
     """`topkspec directml setup --bundle FILE`: unpack it, then check it as setup checks its own stack."""
-    from topkspec.targets.directml import install
-
     if not sys.platform.startswith("linux"):
         log.stream.write("topkspec directml setup: failed: the bundle runs on Linux\n")
         return 1
     try:
         folder = step_bundle(log, file)
-        install.step_check(log, adapter)
+        step_check(log, adapter)
         if any((folder / sub / "onnxruntime.dll").is_file() for sub in ("directml", "ort")):
-            install.step_check_ep(log)
+            step_check_ep(log)
     except SetupError as exc:
         log.stream.write(f"topkspec directml setup: failed: {exc}\n")
         return 1

@@ -5,14 +5,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from topkspec.targets.directml.build import source_digest
+from topkspec.targets.directml.cache import load_state
+
 
 def bundle_dir() -> Path | None:
     """The unpacked bundle a run uses: $TOPKSPEC_DIRECTML_BUNDLE, else the one setup unpacked."""
     given = os.environ.get("TOPKSPEC_DIRECTML_BUNDLE")
     if given:
         return Path(given).resolve()
-    from topkspec.targets.directml.environment import load_state
-
     path = load_state().get("bundle")
     return Path(path) if path else None
 
@@ -29,8 +30,6 @@ def bundle_versions(folder: Path) -> dict:
 def bundle_program(folder: Path, exe: str, source_key: str, program: str) -> tuple[Path | None, str]:
     """(a worker the bundle carries, "") when it was built from this checkout's source, else
     (None, why). `program` names the source in build.PROGRAMS."""
-    from topkspec.targets.directml.build import source_digest
-
     path = next((p for p in (folder / "directml" / exe, folder / "ort" / exe) if p.is_file()), None)
     if path is None:
         return None, f"the bundle {folder} has no {exe}"

@@ -27,21 +27,18 @@ as 1.13.1), else the bundle's, else the one setup chose last. $TOPKSPEC_DIRECTML
 from __future__ import annotations
 
 import glob
-import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from topkspec.targets.directml.build import built_worker, missing_worker
 from topkspec.targets.directml.bundle_stack import bundle_dir, bundle_program, bundle_versions
-
-HERE = Path(__file__).resolve().parent
-WORKER_SOURCE = HERE / "worker.c"
-WORKER_EXE = "topk_worker.exe"
-IS_WINDOWS = os.name == "nt"
+# The cache folder and state.json (cache.py); the setup steps read them here too (env.save_state()).
+from topkspec.targets.directml.cache import (HERE, IS_WINDOWS, WORKER_EXE, cache_dir, first_output_line,
+                                             load_state, save_state)
 
 # DirectML versions and the onnxruntime-directml wheels that carry them (read from each DLL's
 # FileVersion). The Python tag is one the wheel exists for; the DLL is the same for every tag.
@@ -59,36 +56,6 @@ DEFAULT_DIRECTML = "1.15.4"
 DEFAULT_ORT = DIRECTML_WHEELS[DEFAULT_DIRECTML][0]
 # Releases before 1.8 divide by the device's wave lane count, which vkd3d reports as 0.
 LANE_WORKAROUND_BEFORE = (1, 8)
-
-
-def cache_dir() -> Path:
-    given = os.environ.get("TOPKSPEC_DIRECTML_CACHE")
-    if given:
-        return Path(given)
-    if IS_WINDOWS:
-        base = os.environ.get("LOCALAPPDATA") or os.path.join(os.path.expanduser("~"), "AppData", "Local")
-        return Path(base) / "topkspec" / "directml"
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "topkspec" / "directml"
-
-
-def state_path() -> Path:
-    return cache_dir() / "state.json"
-
-
-def load_state() -> dict:
-    try:
-        return json.loads(state_path().read_text())
-    except (OSError, ValueError):
-        return {}
-
-
-def save_state(state: dict) -> None:
-    path = state_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(state, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, path)
 
 
 # -- DirectML.dll -----------------------------------------------------------------------------
@@ -162,15 +129,6 @@ def needs_lane_workaround(version: str | None) -> bool:
     return bool(version) and not IS_WINDOWS and version_key(version) < LANE_WORKAROUND_BEFORE
 
 
-def _first_output_line(command) -> str:
-    try:
-        out = subprocess.run(command, capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return "?"
-    text = (out.stdout or out.stderr).strip()
-    return text.splitlines()[0] if text else "?"
-
-
 # -- Linux: Wine, Xvfb, Mesa ------------------------------------------------------------------
 
 def wine_binary() -> str | None:
@@ -183,7 +141,7 @@ def wine_binary() -> str | None:
 
 def wine_version() -> str | None:
     wine = wine_binary()
-    return _first_output_line([wine, "--version"]) if wine else None
+    return first_output_line([wine, "--version"]) if wine else None
 
 
 def prefix_dir() -> Path:
@@ -233,7 +191,7 @@ def system_lavapipe() -> str | None:
 def system_mesa_version() -> str | None:
     if not shutil.which("dpkg-query"):
         return None
-    out = _first_output_line(["dpkg-query", "-W", "-f=${Version}", "mesa-vulkan-drivers"])
+    out = first_output_line(["dpkg-query", "-W", "-f=${Version}", "mesa-vulkan-drivers"])
     return out if out and out != "?" and "no packages" not in out else None
 
 
@@ -365,8 +323,6 @@ def current_stack() -> DirectMLStack:
         stack.dll, stack.dll_chosen_by = dll, how
         stack.dll_file_version = pe_file_version(dll)
         stack.dll_version = short_version(stack.dll_file_version)
-    from topkspec.targets.directml.build import built_worker, missing_worker
-
     if stack.bundle is not None:
         stack.worker, why = bundle_program(stack.bundle, WORKER_EXE, "worker_source", "worker")
         stack.worker = stack.worker or built_worker()

@@ -6,8 +6,11 @@ a graph input, the same probes and verdicts); only the session lives elsewhere: 
 topk_ort_worker.exe on onnxruntime.dll (ep_worker.py), with CPU fallback off so a TopK the EP
 cannot place is refused with ONNX Runtime's own message. The worker process is the isolation,
 as for the `directml` target: a crash or a hang ends it and the next call starts a fresh one.
+`directml()` is the registry's `onnxruntime-directml`: this target off Windows, ort.py's on it.
 """
 from __future__ import annotations
+
+import os
 
 from topkspec.targets.directml.client import WorkerStartError
 from topkspec.targets.directml.worker_owner import WineWorkerOwner
@@ -85,6 +88,16 @@ class WineOrtTarget(WineWorkerOwner, OnnxRuntimeTarget):
         if self._worker is not None:
             self._worker.close()
             self._worker = None
+
+
+def directml() -> OnnxRuntimeTarget:
+    """The DirectML EP: on Windows the onnxruntime-directml wheel; elsewhere its Windows build
+    under Wine (WineOrtTarget above). DirectML's native profile: the DML_FEATURE_LEVEL_5_0
+    table (64-bit types). K is a graph input, as the EP reads it from CPU memory at run time."""
+    if os.name != "nt":
+        return WineOrtTarget()
+    return OnnxRuntimeTarget("onnxruntime-directml", "DmlExecutionProvider",
+                             "onnxruntime-directml on Windows with a DirectX 12 GPU", native_profile="dml:5.0")
 
 
 # -- bug reports: repro.py as a Windows user runs it, and the replay on Linux ------------------

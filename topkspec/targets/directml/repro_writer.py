@@ -12,28 +12,21 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from topkspec.targets.repro import ReproWriter, RuntimeStack, operator_label, register_repro_writer
+from topkspec.targets.repro import ReproWriter, RuntimeStack, operator_label
 
 TEMPLATE = Path(__file__).resolve().parent / "repro.tmpl"
 # Environment variables the worker needs beyond the user's own (under Wine).
 WORKER_ENV = ("WINEPREFIX", "WINEDEBUG", "WINEDLLOVERRIDES", "VKD3D_CONFIG", "WINEARCH", "VK_ICD_FILENAMES",
               "LD_LIBRARY_PATH")
-TARGET_CLASS = "topkspec.targets.directml.target.DirectMLTarget"
 WINE_CAUTION = ("Run under Wine: DirectML's own validation and shaders, executed through Wine's d3d12 (vkd3d), "
                 "Vulkan and Mesa's lavapipe on the CPU. A wrong result, a crash or a hang may come from those "
                 "translation layers rather than DirectML: confirm it on Windows before filing it with DirectML.")
 
 
-def _target(target):
-    from topkspec.targets.directml.target import DirectMLTarget
-
-    return target if isinstance(target, DirectMLTarget) else DirectMLTarget()
-
-
 def fill(target, case, _spec=None) -> dict:
+    """repro.tmpl's fields for a DirectMLTarget."""
     from topkspec.targets.directml.client import Display, worker_command, worker_environment, xvfb_command
 
-    target = _target(target)
     lowered = target.lowered(case)
     stack = target.stack
     worker = {"command": worker_command(stack, target.adapter),
@@ -49,24 +42,8 @@ def fill(target, case, _spec=None) -> dict:
             "widen_note": " widened to int64 (the ONNX case's lowering)" if widen else ""}
 
 
-def report_stack(target=None) -> dict:
-    """The stack a finding ran on: DirectML version and FileVersion, the adapter and feature
-    level, and under Wine the Wine, vkd3d and Mesa versions (`summary` is one line of it)."""
-    if target is not None:
-        return target.report_stack()
-    from topkspec.targets.directml.target import DirectMLTarget
-
-    made = DirectMLTarget()
-    try:
-        if made.available()[0]:
-            return made.report_stack()
-        return {**made.stack.to_dict(), "summary": made.version()}
-    finally:
-        made.close()
-
-
 def stack(target, case, _spec=None):
-    target = _target(target)
+    """The stack a DirectMLTarget's finding ran on, for report.md."""
     info = target.report_stack()
     versions = {"DirectML": info.get("directml_file_version") or info.get("directml") or "?"}
     details = [f"DirectML.dll {info.get('dll')}, feature level {info.get('feature_level') or '?'}, "
@@ -86,6 +63,12 @@ def stack(target, case, _spec=None):
                  tuple(details))
 
 
-register_repro_writer("directml", ReproWriter(template=TEMPLATE, needs="numpy and topkspec's DirectML worker "
-                                              "(built by `topkspec directml setup`)", fill=fill, stack=stack,
-                                              takes_op=True), target_class=TARGET_CLASS)
+def writer(target_class) -> ReproWriter:
+    """The writer for the directml target's reports. target.py passes its class in (it imports
+    this module): a report for a target of another class gets a fresh one of `target_class`."""
+    def own(target):
+        return target if isinstance(target, target_class) else target_class()
+
+    return ReproWriter(template=TEMPLATE, needs="numpy and topkspec's DirectML worker (built by `topkspec directml "
+                       "setup`)", fill=lambda target, case, spec=None: fill(own(target), case, spec),
+                       stack=lambda target, case, spec=None: stack(own(target), case, spec), takes_op=True)

@@ -26,8 +26,9 @@ from topkspec.targets.directml import protocol
 from topkspec.targets.directml.client import Worker, WorkerStartError
 from topkspec.targets.directml.worker_owner import WineWorkerOwner
 from topkspec.targets.directml.environment import current_stack
-from topkspec.targets.directml import repro_writer  # registers the writer of its bug reports
+from topkspec.targets.directml import repro_writer
 from topkspec.targets import runtime_contracts
+from topkspec.targets.repro import register_repro_writer
 
 
 # A device that is gone cannot answer again: these end the worker like a crash.
@@ -280,3 +281,20 @@ class DirectMLTarget(WineWorkerOwner, Target):
             self._restarts += max(0, self._worker.starts - 1)
             self._worker.close()
             self._worker = None
+
+
+def report_stack(target=None) -> dict:
+    """The stack a finding ran on: DirectML version and FileVersion, the adapter and feature
+    level, and under Wine the Wine, vkd3d and Mesa versions (`summary` is one line of it)."""
+    if target is not None:
+        return target.report_stack()
+    made = DirectMLTarget()
+    try:
+        if made.available()[0]:
+            return made.report_stack()
+        return {**made.stack.to_dict(), "summary": made.version()}
+    finally:
+        made.close()
+
+
+register_repro_writer("directml", repro_writer.writer(DirectMLTarget), target_class=DirectMLTarget)
