@@ -63,6 +63,7 @@ BUILTIN_TARGETS: dict[str, Callable[[], Target]] = {
     "tract": _module("tract_target", "TractTarget"),
     "iree": _module("iree_target", "IreeTarget"),
     "tinygrad": _module("tinygrad_target", "TinygradTarget"),
+    "tvm": _module("tvm_target", "TvmTarget"),
 }
 
 
