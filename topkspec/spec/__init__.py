@@ -17,6 +17,8 @@ from topkspec.spec.validate import Finding, Validator, is_valid, validate
 # name -> the submodule that defines it, loaded on first use
 _LAZY = {
     "Case": "case",
+    "Contract": "contracts", "Promise": "contracts", "POINTS": "contracts", "load_contract": "contracts",
+    "onnx_contract": "contracts", "dml_contract": "contracts", "own_contract": "contracts",
     "DescriptorError": "descriptors", "case_from_descriptor": "descriptors", "descriptor": "descriptors",
     "normalise": "descriptors",
     "Lowering": "lowering", "lower_onnx_to_dml": "lowering",
@@ -26,7 +28,7 @@ _LAZY = {
     "UNSPECIFIED": "rules", "Rule": "rules", "rule": "rules",
 }
 _SUBMODULES = frozenset({
-    "case", "checks", "citations", "descriptors", "dtypes", "export", "lowering", "observations", "onnx_reader",
+    "case", "checks", "citations", "contracts", "descriptors", "dtypes", "export", "lowering", "observations", "onnx_reader",
     "profiles", "queries", "reference", "rules", "speed", "tables", "validate",
 })
 

@@ -90,6 +90,17 @@ class Target:
     #: through `run`.
     descriptor_rules: frozenset = frozenset()
 
+    @property
+    def contract(self):
+        """What the runtime promises, point by point with sources (topkspec.spec.contracts): a
+        framework declares its own documentation's (`own_contract`), an ONNX importer
+        `onnx_contract`, a DirectML layer `dml_contract`. A target that declares none is held to
+        the text of its default profile's family, ONNX's or DirectML's. Declare it as a class
+        attribute (`contract = own_contract(...)`) or override this property."""
+        from topkspec.spec.contracts import profile_contract
+
+        return profile_contract(self.name, self.default_profile)
+
     def version(self) -> str:
         """The runtime's version string."""
         return "unknown"
@@ -257,13 +268,18 @@ class CallableTarget(Target):
     native = True  # it may wrap native code that crashes: `auto` isolation runs it in a worker
 
     def __init__(self, fn: Callable, name: str | None = None, default_profile: str = "dml:5.0",
-                 origin: str | None = None):
+                 origin: str | None = None, contract=None):
         if not callable(fn):
             raise TypeError(f"CallableTarget needs a callable, got {fn!r}")
         self.fn = fn
         self.name = name or getattr(fn, "__qualname__", None) or repr(fn)
         self.default_profile = default_profile
         self.origin = origin  # the import string that named it: how its version and messages show it
+        self._contract = contract  # a Contract, or None for DirectML's text (sorted, both directions)
+
+    @property
+    def contract(self):
+        return self._contract if self._contract is not None else super().contract
 
     def version(self) -> str:
         return f"callable {function_origin(self.fn, self.origin)}"

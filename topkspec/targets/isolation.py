@@ -62,7 +62,8 @@ def _build(spec):
 def _info(target) -> dict:
     return {"name": target.name, "version": target.version(), "validates": target.validates,
             "validates_tables": target.validates_tables, "index_dtype": target.index_dtype,
-            "default_profile": target.default_profile, "support_fields": target.support_fields}
+            "default_profile": target.default_profile, "support_fields": target.support_fields,
+            "contract": target.contract.to_dict()}
 
 
 def _worker_main(conn, spec, block_name=None) -> None:
@@ -314,6 +315,11 @@ class IsolatedTarget(Target):
     validates_tables = _reported("validates_tables")
     index_dtype = _reported("index_dtype")
     default_profile = _reported("default_profile")
+
+    @property
+    def contract(self):
+        from topkspec.spec.contracts import Contract
+        return Contract.from_dict(self._info["contract"])
 
     def version(self) -> str:
         return self._info["version"]
