@@ -30,7 +30,8 @@ EXAMPLES, SEED = 1000, 1
 # Seconds per call: a loaded machine (CI's two cores) must not turn a slow first call into a hang.
 TIMEOUT = 30.0
 # A finding judged at another profile than its target's default one, by its report.
-PROFILES = {"onnx-checker-topk1-k-above-axis-size-accepted": "onnx:1"}
+PROFILES = {"onnx-checker-topk1-k-above-axis-size-accepted": "onnx:1", "tvm-topk10-ignores-k": "onnx:10",
+            "tvm-bfloat16-wrong-values": "onnx:24"}
 
 
 @dataclass(frozen=True)

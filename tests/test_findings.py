@@ -21,10 +21,10 @@ STATUSES = ("new", "known upstream: https://", "fixed in ", "duplicate of ", "wi
 LINK = re.compile(r"^\[(?P<label>[^\]]+)\]\((?P<url>https://[^)\s]+)\)$")
 CORRECTNESS = ("a crash", "a value not in the input", "a value not among the K largest",
                "a value not among the K smallest")
-IMPLEMENTERS = {"ONNX": ("tract", "IREE", "ONNX Runtime", "OpenVINO", "onnx checker"), "DirectML": ("DirectML",)}
+IMPLEMENTERS = {"ONNX": ("tract", "IREE", "ONNX Runtime", "OpenVINO", "onnx checker", "Apache TVM"), "DirectML": ("DirectML",)}
 TARGET_OF_RUNTIME = {"DirectML": "directml", "tract": "tract", "IREE": "iree", "MindSpore": "mindspore",
                      "TensorFlow": "tensorflow", "Keras (numpy backend)": "keras-numpy", "tinygrad": "tinygrad",
-                     "onnx checker": "onnx-checker"}
+                     "onnx checker": "onnx-checker", "Apache TVM": "tvm"}
 # The line on which a repro shows the wrong result it saw; a repro that replays a corpus case
 # through the DirectML worker shows it as the replay's verdict line.
 OBSERVED = re.compile(r"^(observed: |NOT AS STORED )\S", re.M)

@@ -1,8 +1,9 @@
-"""Apache TVM 0.27.0: ONNX TopK on bfloat16, compiled for llvm (CPU), returns values not in the input.
+"""Apache TVM 0.27.0: ONNX TopK on bfloat16, compiled for llvm (CPU), returns the wrong elements.
 
-x = [3, 1, 2, 5, 1] (bfloat16), K = 2: TVM returns values that are not elements of x (tiny or
-huge numbers, from misread bits) and indices [4, 1], instead of [5, 3] at [3, 0]. The same
-model on float16 or float32 is right.
+x = [3, 1, 2, 5, 1] (bfloat16), K = 2: TVM returns the wrong elements, different from run to run
+(values [2, 5] at [1, 0], or values not in x at all), instead of [5, 3] at [3, 0]; longer
+sequences crash the process (2049 elements, K = 2048: SIGSEGV). The same model on float16 or
+float32 is right.
 Prints `observed: ...` and exits 1 while the bug is there, 0 once it is fixed, 2 without TVM.
 """
 import sys
