@@ -48,6 +48,9 @@ def setup_environment(name: str, *, python: str | None = None, out=sys.stdout) -
         print(f"starting the {name} worker (jittor compiles its core the first time: minutes)"
               if name == "jittor" else f"starting the {name} worker", file=out)
         usable, why = target.available()
+        if not usable and name == "jittor":  # a first build of its utilities asks for a second start
+            target.close()
+            usable, why = target.available()
         print(f"{name}: {target.version() if usable else why} ({time.monotonic() - started:.0f} s)", file=out)
     finally:
         target.close()

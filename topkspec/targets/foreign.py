@@ -84,9 +84,13 @@ def worker_command(python: Path, kernel: Path) -> list[str]:
 
 
 def launch_foreign_worker(python: Path, kernel: Path, env: dict | None = None) -> subprocess.Popen:
-    """Start a worker under `python` (see worker_command); its stderr is the run's."""
+    """Start a worker under `python` (see worker_command). What the runtime prints (jittor's
+    compiler, for one) stays out of the run's output unless TOPKSPEC_RUNTIME_LOGS=keep."""
+    from topkspec.targets.quiet import keep_runtime_logs
+
     return subprocess.Popen(worker_command(python, kernel), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            env=env, start_new_session=os.name != "nt")
+                            stderr=None if keep_runtime_logs() else subprocess.DEVNULL, env=env,
+                            start_new_session=os.name != "nt")
 
 
 def _encode(obj):
@@ -186,8 +190,8 @@ class ForeignWorker:
         except OSError:
             pass  # the worker is gone: waiting for its answer says so
         status, payload = self._next(self.timeout, f"running {method}")
-        if status == "rejected":
-            raise Rejected(f"{self.label}: {payload}")
+        if status == "rejected":  # a runtime's message may run to pages: its first line
+            raise Rejected(f"{self.label}: {next((line for line in payload.splitlines() if line.strip()), payload)}")
         if status == "adapter-error":
             raise AdapterError(f"{self.label} kernel {self.kernel.name}: {payload}")
         return payload

@@ -20,6 +20,8 @@ so the input is made with its own dtype (`dtype=mx.float64`); bfloat16 crosses a
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from topkspec.spec import dtypes
@@ -27,7 +29,9 @@ from topkspec.spec.contracts import own_contract
 from topkspec.targets.base import Rejected, Target, first_line, selects_largest
 from topkspec.targets.repro import ReproWriter, RuntimeStack, register_repro_writer, versions
 
-NEEDS = "the mlx package (pip install 'mlx[cpu]' on Linux, pip install mlx on macOS)"
+# MLX's Linux wheel needs its CPU build named; the macOS wheel carries Metal and the CPU.
+NEEDS = ("the mlx package (pip install mlx)" if sys.platform == "darwin"
+         else "the mlx package (pip install 'mlx[cpu]')")
 TOPK_URL = "https://ml-explore.github.io/mlx/build/html/python/_autosummary/mlx.core.topk.html"
 ARGPARTITION_URL = "https://ml-explore.github.io/mlx/build/html/python/_autosummary/mlx.core.argpartition.html"
 UNORDERED = ("MLX promises no order (mlx.core.argpartition: 'The ordering of the elements within a partition "
