@@ -44,6 +44,20 @@ def test_types_jittor_narrows_are_unsupported(target):
     assert target.supports(Case("onnx:11", "TopK", "int16", (3,), 0, 1)) is None
 
 
+def test_every_known_entry_is_real(target):
+    """float16 does not compile (a refusal of every float16 case); NaN takes the wrong elements."""
+    from topkspec.known import load_known
+    from topkspec.targets.base import Rejected
+
+    rules = {entry.rule for entry in load_known(None, "jittor")}
+    assert rules == {"out.valid_accepted", "out.nan.unspecified"}
+    with pytest.raises(Rejected, match="float16"):
+        target.supports(Case("onnx:11", "TopK", "float16", (3,), 0, 1))
+    case = Case("onnx:11", "TopK", "float32", (4,), 0, 2, index_dtype="int32")
+    values, _ = target.run(case, np.array([1, np.nan, 3, 2], dtype=np.float32))
+    assert 1.0 in values.tolist(), values
+
+
 def test_repro_runs_under_jittors_interpreter(tmp_path):
     x = np.array([[4, 1, 3, 2], [0, 7, 5, 6]], dtype=np.float32)
     case = Case("onnx:11", "TopK", "float32", (2, 4), 1, 2, index_dtype="int32")

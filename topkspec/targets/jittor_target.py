@@ -58,7 +58,7 @@ class JittorTarget(ForeignTarget):
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self._holds: dict = {}
+        self._probes: dict = {}  # dtype -> None, "narrowed" or jittor's refusal
 
     def worker_environment(self) -> dict:
         env = dict(os.environ)
@@ -67,11 +67,20 @@ class JittorTarget(ForeignTarget):
         return env
 
     def supports(self, case):
+        """bfloat16 cannot reach jittor; a type jt.array narrows is unsupported; otherwise a tiny
+        jt.topk of the type is run once, and jittor's refusal of it refuses every such case
+        (Rejected: a valid descriptor rejected, a finding unless declared known)."""
         if case.dtype == "bfloat16":
             return "numpy in jittor's environment has no bfloat16 to hand jittor"
-        if case.dtype not in self._holds:
-            self._holds[case.dtype] = self.call("holds", dtypes.numpy_dtype(case.dtype).str)
-        if not self._holds[case.dtype]:
+        if case.dtype not in self._probes:
+            try:
+                self._probes[case.dtype] = self.call("probe", dtypes.numpy_dtype(case.dtype).str)
+            except Rejected as exc:
+                self._probes[case.dtype] = exc
+        answer = self._probes[case.dtype]
+        if isinstance(answer, Rejected):
+            raise Rejected(f"jittor cannot run a tiny jt.topk on {case.dtype}: {answer}")
+        if answer == "narrowed":
             return f"jittor has no {case.dtype} type (jt.array changes it)"
         return None
 
