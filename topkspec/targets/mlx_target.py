@@ -4,7 +4,9 @@ MLX's TopK, `mlx.core.topk(a, k, axis)`, returns the K largest values only, in n
 order. What an MLX user calls to get the K largest (or smallest) elements together with where
 they were is `mlx.core.argpartition(a, kth, axis)`, whose partition around the kth place puts
 the K extreme elements on one side, and `mlx.core.take_along_axis` for their values: the
-target does exactly that, as drawn. For the K largest along an axis of size n, kth = -K
+target does exactly that, as drawn. (MLX's maintainers on its order: "In general the ordering of
+the topk is undefined and should not be relied on to be sorted",
+https://github.com/ml-explore/mlx/issues/586.) For the K largest along an axis of size n, kth = -K
 (counted from the back) and the last K places; for the K smallest, kth = K - 1 and the first K.
 
 What MLX promises (the contract below, from its API pages): the K extreme elements, not their

@@ -29,6 +29,8 @@ refusals (int16, uint16, uint32, uint64: "Unsupported input dtype") are its own.
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import warnings
 
 import numpy as np
@@ -88,7 +90,8 @@ class TvmTarget(Target):
                 from tvm import relax
                 from tvm.relax.frontend.onnx import from_onnx
 
-                with warnings.catch_warnings(), native_notices_silenced():
+                with warnings.catch_warnings(), native_notices_silenced(), \
+                        contextlib.redirect_stdout(io.StringIO()):  # it prints "Error converting operator"
                     warnings.simplefilter("ignore")  # the frontend repeats onnx.checker's verdict as a warning
                     executable = tvm.compile(from_onnx(model), target=TVM_TARGET)
                 self._machines[key] = relax.VirtualMachine(executable, tvm.cpu())
