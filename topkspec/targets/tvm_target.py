@@ -30,6 +30,7 @@ refusals (int16, uint16, uint32, uint64: "Unsupported input dtype") are its own.
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import warnings
 
@@ -97,6 +98,9 @@ class TvmTarget(Target):
                 self._machines[key] = relax.VirtualMachine(executable, tvm.cpu())
                 self.machines_built += 1
             except Exception as exc:  # the frontend or the compiler refused the model
+                with native_notices_silenced():  # its half-built blocks warn as they are freed
+                    exc.__traceback__ = exc.__context__ = None
+                    gc.collect()
                 self._machines[key] = exc
         machine = self._machines[key]
         if isinstance(machine, Exception):
