@@ -94,6 +94,9 @@ def main(kernel_file: str) -> int:
         if request is None or request[0] == "stop":
             return 0
         method, args = request
+        if not callable(getattr(kernel, method, None)):  # the suite asked for what the kernel lacks
+            send(out, ("adapter-error", f"the kernel {kernel_file} has no function {method}()"))
+            continue
         try:
             send(out, ("ok", getattr(kernel, method)(*args)))
         except Exception as exc:
