@@ -50,7 +50,10 @@ def test_every_known_entry_is_real(target):
     from topkspec.targets.base import Rejected
 
     rules = {entry.rule for entry in load_known(None, "jittor")}
-    assert rules == {"out.valid_accepted", "out.nan.unspecified"}  # the crash: its repro, in test_findings
+    assert rules == {"out.valid_accepted", "out.nan.unspecified", "onnx.k.max", "onnx.axis.range"}  # the crash: its repro
+    values, _ = target.run(Case("onnx:11", "TopK", "float32", (3,), 0, 5, index_dtype="int32"),
+                           np.array([3, 1, 2], dtype=np.float32))
+    assert values.shape == (3,), values
     with pytest.raises(Rejected, match="float16"):
         target.supports(Case("onnx:11", "TopK", "float16", (3,), 0, 1))
     case = Case("onnx:11", "TopK", "float32", (4,), 0, 2, index_dtype="int32")

@@ -72,7 +72,7 @@ def test_sorted_requests_are_outside_its_contract(target):
 def test_its_contract_quotes_mlx():
     contract = MlxTarget.contract
     assert contract.implements == "own" and contract.value("sorted") == "never"
-    assert contract.value("ties") == "unspecified" and contract.value("k_above_axis") == "unspecified"
+    assert contract.value("ties") == "unspecified" and contract.value("k_above_axis") == "refused"
     assert "undefined" in contract.promise("sorted").quote
     assert contract.promise("sorted").url.startswith("https://ml-explore.github.io/mlx/")
 

@@ -229,7 +229,7 @@ class ForeignTarget(Target):
     start_timeout: float = START_TIMEOUT
 
     def __init__(self, *, timeout: float = DEFAULT_TIMEOUT):
-        self.timeout = timeout
+        self.timeout = max(timeout, self.min_timeout)  # a runtime that compiles per shape needs it
         self._worker: ForeignWorker | None = None
 
     def set_timeout(self, timeout: float) -> None:

@@ -12,8 +12,8 @@ minutes; JITTOR_HOME keeps that build in `<environments>/jittor-home` between ru
 Its contract: `jt.topk(input, k, dim=None, largest=True, sorted=True)` has no docstring (jittor's
 python/jittor/misc.py); its signature and its "Returns the k largest elements"-like use follow
 torch.topk, whose users jittor addresses ("a torch-like API"). So the promises are our reading of
-that signature: sorted output on request, both directions, indices returned; K, axes, ties and
-NaN unspecified (the target does not validate). DirectML cases run as ONNX TopK-11 would.
+that signature: sorted output on request, both directions, indices returned, K above the size
+and an axis out of range refused (as torch.topk refuses them); K = 0, ties and NaN unspecified. DirectML cases run as ONNX TopK-11 would.
 """
 from __future__ import annotations
 
@@ -36,6 +36,8 @@ CONTRACT = own_contract(
     sorted={"value": "optional", "status": INTERPRETATION, "reason": _READING + ": sorted=True asks for order"},
     smallest={"value": "offered", "status": INTERPRETATION, "reason": _READING + ": largest=False"},
     indices={"value": "returned", "status": INTERPRETATION, "reason": _READING + ": (values, indices)"},
+    k_above_axis={"value": "refused", "status": INTERPRETATION, "reason": _READING + ": torch.topk refuses it"},
+    axis_out_of_range={"value": "refused", "status": INTERPRETATION, "reason": _READING + ": a dim it has"},
 )
 
 
@@ -50,7 +52,9 @@ class JittorTarget(ForeignTarget):
     kernel = "jittor_kernel.py"
     default_profile = "onnx:11"
     index_dtype = "int32"  # jt.topk's indices (jt.argsort's)
-    validates = False  # nothing documented about K or axes out of range
+    # torch.topk's signature, so torch's refusals: K above the size and an axis out of range
+    # (our reading; jittor refuses the axis, not K: its known list)
+    validates = True
     contract = CONTRACT
     support_fields = ("dtype",)
     start_timeout = 1800.0  # the first import compiles jittor's core (minutes on two cores)

@@ -14,8 +14,8 @@ order (argpartition: "The ordering of the elements within a partition in given b
 is undefined"; topk: "The elements will not necessarily be in sorted order"). So only a request
 whose order is free is in the contract: ONNX TopK with sorted=0. A sorted request (ONNX
 sorted=1, TopK-1 and TopK-10, every DirectML case) is unsupported, with that reason. MLX says
-nothing of ties, NaN, K = 0 or K out of range: its contract leaves them unspecified, and the
-target does not validate. Indices are MLX's uint32 ("The uint32 array containing indices").
+nothing of ties, NaN or K = 0: its contract leaves them unspecified. kth and the axis are places
+in the array, so one out of range is refused (our reading; MLX raises ValueError). Indices are MLX's uint32 ("The uint32 array containing indices").
 
 Types: every topkspec type is an MLX dtype. `mx.array(x)` turns a float64 array into float32,
 so the input is made with its own dtype (`dtype=mx.float64`); bfloat16 crosses as its bits.
@@ -49,6 +49,10 @@ CONTRACT = own_contract(
                          "at the kth index and all indices after will be of elements greater or equal to the "
                          "element at the kth index."),
     indices=("returned", "The uint32 array containing indices that partition the input."),
+    k_above_axis={"value": "refused", "status": "interpretation",
+                  "reason": "kth is 'Element index at the kth position': K above the axis size is no such index"},
+    axis_out_of_range={"value": "refused", "status": "interpretation",
+                       "reason": "an axis the array does not have is no axis to partition over"},
 )
 
 
@@ -78,7 +82,9 @@ class MlxTarget(Target):
     default_profile = "onnx:11"  # the first ONNX TopK with sorted=0, the one order-free request
     index_dtype = "uint32"  # argpartition's indices
     native = True
-    validates = False  # MLX's pages say nothing of K or axes out of range
+    # kth and axis are places in the array ("Element index at the kth position", "axis to
+    # partition over"): one that is not there is refused (our reading; MLX raises ValueError)
+    validates = True
     contract = CONTRACT
     support_fields = ("family", "profile", "sorted", "dtype")
 

@@ -60,6 +60,7 @@ class TvmTarget(Target):
 
     def __init__(self):
         self._machines: dict = {}  # (form, K) -> VirtualMachine, or the exception building it raised
+        self._probes: dict = {}  # (opset, dtype) -> None (it runs) or why not
         self.machines_built = 0
 
     def version(self) -> str:
@@ -107,16 +108,42 @@ class TvmTarget(Target):
             raise Rejected(f"tvm: {type(machine).__name__}: {first_line(machine)}") from machine
         return machine
 
+    # supports() looks at the opset (from the profile), the operator and the value type
+    support_fields = ("profile", "op", "dtype")
+
+    def probe(self, opset: int, dtype: str) -> str | None:
+        """None when TVM imports, compiles and runs a tiny TopK-`opset` on `dtype` (three
+        elements, K = 1), else why not in TVM's words; asked once per (opset, dtype)."""
+        key = (opset, dtype)
+        if key not in self._probes:
+            form = OnnxTopK(opset, dtype, 1, -1, True, True)
+            try:
+                self.run_form(form, 1, np.arange(3).astype(dtypes.numpy_dtype(dtype)))
+                self._probes[key] = None
+            except Rejected as exc:
+                self._probes[key] = f"tvm cannot run a known-good TopK-{opset} on {dtype} (3 elements, K=1): {exc}"
+        return self._probes[key]
+
     def supports(self, case):
+        """A value type the opset allows is supported when the tiny probe of that signature runs,
+        and refused for good (Rejected: a valid descriptor rejected, a finding unless declared
+        known) when TVM refuses it. A type outside the opset's T is not probed."""
         if case.dtype not in dtypes.ONNX_ELEM_TYPES:
             return f"{case.dtype} has no ONNX type"
+        from topkspec import spec
+
+        form = onnx_form(case)
+        if case.dtype in spec.value_types(f"onnx:{form.opset}", "TopK") and self.probe(form.opset, case.dtype):
+            raise Rejected(self.probe(form.opset, case.dtype))
         return None
 
     def run(self, case, x):
+        return self.run_form(onnx_form(case), int(case.k), x)
+
+    def run_form(self, form: OnnxTopK, k: int, x):
         import tvm
 
-        form = onnx_form(case)
-        machine = self._machine(form, int(case.k))
+        machine = self._machine(form, k)
         data = tvm.runtime.tensor(np.ascontiguousarray(x))
         try:
             with native_notices_silenced():
@@ -127,6 +154,7 @@ class TvmTarget(Target):
 
     def close(self):
         self._machines.clear()
+        self._probes.clear()
 
 
 # -- the repro writer ----------------------------------------------------------------------------
