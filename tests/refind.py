@@ -30,7 +30,8 @@ EXAMPLES, SEED = 1000, 1
 # Seconds per call: a loaded machine (CI's two cores) must not turn a slow first call into a hang.
 TIMEOUT = 30.0
 # A finding judged at another profile than its target's default one, by its report.
-PROFILES = {"onnx-checker-topk1-k-above-axis-size-accepted": "onnx:1",
+PROFILES = {"onnx-checker-topk1-k-above-axis-size-accepted": "onnx:1", "tvm-topk10-ignores-k": "onnx:10",
+            "tvm-bfloat16-wrong-values": "onnx:24",
             # jax's default profile (dml:5.0, seed 1) draws no -0.0 before +0.0 in 1000 examples
             "jax-negative-zero-ranked-below-positive-zero": "onnx:24"}
 

@@ -22,12 +22,12 @@ STATUSES = ("new", "known upstream: https://", "fixed in ", "duplicate of ", "wi
 LINK = re.compile(r"^\[(?P<label>[^\]]+)\]\((?P<url>https://[^)\s]+)\)$")
 CORRECTNESS = ("a crash", "a value not in the input", "a value not among the K largest",
                "a value not among the K smallest")
-IMPLEMENTERS = {"ONNX": ("tract", "IREE", "ONNX Runtime", "OpenVINO", "onnx checker", "onnx reference"),
+IMPLEMENTERS = {"ONNX": ("tract", "IREE", "ONNX Runtime", "OpenVINO", "onnx checker", "onnx reference", "Apache TVM"),
                 "DirectML": ("DirectML",)}
 TARGET_OF_RUNTIME = {"DirectML": "directml", "tract": "tract", "IREE": "iree", "MindSpore": "mindspore",
                      "TensorFlow": "tensorflow", "Keras (numpy backend)": "keras-numpy", "tinygrad": "tinygrad",
                      "onnx checker": "onnx-checker", "ONNX Runtime": "onnxruntime", "JAX": "jax",
-                     "OpenVINO": "openvino", "onnx reference": "onnx-reference"}
+                     "OpenVINO": "openvino", "onnx reference": "onnx-reference", "Apache TVM": "tvm", "Jittor": "jittor"}
 # The line on which a repro shows the wrong result it saw; a repro that replays a corpus case
 # through the DirectML worker shows it as the replay's verdict line.
 OBSERVED = re.compile(r"^(observed: |NOT AS STORED )\S", re.M)
@@ -198,11 +198,24 @@ def test_the_check_needs_the_observed_line_and_no_traceback():
     assert "traceback" in check_repro_output("f", 1, "observed: values [1.0]\n" + died)
 
 
+def repro_interpreter(target: str):
+    """(interpreter, environment) a repro runs under: this one, or for a runtime in a Python
+    environment of its own (topkspec.targets.foreign) that environment's, as its worker runs."""
+    from topkspec.targets.foreign import ForeignTarget, find_python
+    from topkspec.targets.registry import get_target
+
+    made = get_target(target)
+    if not isinstance(made, ForeignTarget) or find_python(made.environment)[0] is None:
+        return sys.executable, None
+    return str(find_python(made.environment)[0]), made.worker_environment()
+
+
 @pytest.mark.parametrize("finding", [f for f in findings() if f["status"].startswith(("new", "duplicate of "))],
                          ids=lambda f: f["folder"])
 def test_a_new_finding_still_reproduces(finding):
     repro = os.path.join(ROOT, finding["folder"], "repro.py")
-    done = subprocess.run([sys.executable, repro], capture_output=True, text=True, timeout=600)
+    python, env = repro_interpreter(TARGET_OF_RUNTIME[finding["runtime"]])
+    done = subprocess.run([python, repro], capture_output=True, text=True, timeout=600, env=env)
     output = done.stdout + done.stderr
     if done.returncode == 2 and TRACEBACK not in output:
         target = TARGET_OF_RUNTIME[finding["runtime"]]

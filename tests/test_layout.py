@@ -12,7 +12,8 @@ import pytest
 import topkspec
 
 ROOT = pathlib.Path(topkspec.__file__).parent
-MODULES = sorted(p for p in ROOT.rglob("*.py") if "templates" not in p.parts)
+# kernels/: scripts for a runtime's own interpreter (topkspec.targets.foreign), not modules of the package
+MODULES = sorted(p for p in ROOT.rglob("*.py") if "templates" not in p.parts and "kernels" not in p.parts)
 MAX_LINES = 400
 OVER_FOR_NOW: set = set()  # modules still to split
 

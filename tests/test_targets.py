@@ -66,6 +66,9 @@ def test_dml_worked_examples(request, target, example):
     largest = example["direction"] == "DECREASING"
     case = judged(target, Case("dml:3.1", "TOP_K1", "float32", tuple(example["sizes"]), example["axis"],
                                example["k"], largest=largest, index_dtype="uint32"))
+    reason = gap(target, case)
+    if reason:  # mlx: sorted output is outside MLX's contract
+        pytest.skip(f"{target.name} cannot run it: {reason}")
     values, indices = target.run(case, np.array(example["input"], dtype=np.float32))
     assert_same("values", np.array(example["values"], dtype=np.float32), values)
     assert_same("indices", np.array(example["indices"], dtype=case.index_dtype), indices)
@@ -101,6 +104,11 @@ def gap(target, case):
         return f"refused: {exc}"
 
 
+# Types a target runs and gets wrong, each a finding in its known list: shown wrong here (when
+# the runtime gets it right, this fails: update the finding and the list).
+WRONG_TYPES = {("tvm", "bfloat16"): "findings/tvm-bfloat16-wrong-values"}
+
+
 @pytest.mark.parametrize("profile", ["dml:5.0", "onnx:24"])
 def test_every_declared_type_runs_right(target, profile):
     """What supports() accepts runs and matches the reference; what it refuses has a reason."""
@@ -121,6 +129,9 @@ def test_every_declared_type_runs_right(target, profile):
         x = rng.permutation(np.arange(1, 22)).reshape(3, 7).astype(dtypes.numpy_dtype(dtype))
         values, indices = target.run(case, x)
         want_values, want_indices = reference_topk(x, axis=1, k=4, largest=case.largest)
+        if (target.name, dtype) in WRONG_TYPES:
+            assert not np.array_equal(values, want_values), f"{dtype} is right now: see {WRONG_TYPES[target.name, dtype]}"
+            continue
         assert_same(f"{dtype} values", want_values, values)
         assert_same(f"{dtype} indices", want_indices.astype(case.index_dtype), indices)
         ran.append(dtype)
@@ -183,5 +194,7 @@ def test_dml_top_k_always_selects_the_largest(target):
     """DML_TOP_K has no AxisDirection: a TOP_K case selects the largest whatever `largest` says."""
     case = judged(target, Case("dml:3.1", "TOP_K", "float32", (1, 1, 1, 4), 3, 2, largest=False,
                                index_dtype="uint32"))
+    if gap(target, case):  # mlx: sorted output is outside MLX's contract
+        pytest.skip(f"{target.name} cannot run it: {gap(target, case)}")
     values, _ = target.run(case, np.array([[[[1, 4, 2, 3]]]], dtype=np.float32))
     assert values.tolist() == [[[[4, 3]]]], f"values: expected [[[[4, 3]]]], got {values.tolist()}"

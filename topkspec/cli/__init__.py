@@ -171,6 +171,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     from topkspec.cli.directml_commands import add_parser as add_directml_parser
     add_directml_parser(sub)
+
+    env = sub.add_parser("env", help="Python environments of their own for targets that cannot share this one")
+    env_commands = env.add_subparsers(dest="env_command", metavar="SUBCOMMAND", parser_class=type(env))
+    env_setup = env_commands.add_parser("setup", help="make the environment NAME (jittor, onnxruntime@X.Y) and "
+                                                      "start its target once")
+    env_setup.add_argument("name", metavar="NAME")
+    env_setup.add_argument("--python", default=None, help="the interpreter to make it with (default: this one)")
     return parser
 
 
@@ -320,11 +327,21 @@ def cmd_directml(args) -> int:
     return run(args)
 
 
+def cmd_env(args) -> int:
+    if args.env_command != "setup":
+        print("topkspec env: choose a subcommand: setup", file=sys.stderr)
+        return 2
+    from topkspec.targets.environments import setup_environment
+
+    return setup_environment(args.name, python=args.python)
+
+
 def main(argv=None) -> int:
     from topkspec.cli.spec_commands import cmd_spec, cmd_validate
 
     commands = {"fuzz": cmd_fuzz, "targets": cmd_targets, "spec": cmd_spec, "validate": cmd_validate,
-                "matrix": cmd_matrix, "bench": cmd_bench, "corpus": cmd_corpus, "directml": cmd_directml}
+                "matrix": cmd_matrix, "bench": cmd_bench, "corpus": cmd_corpus, "directml": cmd_directml,
+                "env": cmd_env}
     try:
         parser = build_parser()
         args = parser.parse_args(argv)

@@ -141,8 +141,10 @@ class KnownList:
 
 
 def shipped_path(target: str) -> str:
-    """Where the list topkspec ships for a built-in target lives (it may not exist)."""
-    return os.path.join(_HERE, f"{target}.toml")
+    """Where the list topkspec ships for a built-in target lives (it may not exist). A version
+    of a runtime in an environment of its own (`onnxruntime@1.31`) shares the runtime's list,
+    whose entries say which versions they cover."""
+    return os.path.join(_HERE, f"{target.partition('@')[0]}.toml")
 
 
 def shipped_targets() -> list:

@@ -58,7 +58,25 @@ BUILTIN_TARGETS: dict[str, Callable[[], Target]] = {
     "tract": _module("tract_target", "TractTarget"),
     "iree": _module("iree_target", "IreeTarget"),
     "tinygrad": _module("tinygrad_target", "TinygradTarget"),
+    "tvm": _module("tvm_target", "TvmTarget"),
+    "mlx": _module("mlx_target", "MlxTarget"),
+    # in Python environments of their own (topkspec env setup NAME; topkspec.targets.foreign)
+    "jittor": _module("jittor_target", "JittorTarget"),
+    "onnxruntime@1.31": lambda: _versioned("onnxruntime@1.31"),
 }
+
+
+# Families with a target per version, each in its own environment: `onnxruntime@1.31`.
+VERSIONED_FAMILIES = {"onnxruntime": ("ort_foreign", "versioned")}
+
+
+def _versioned(spec: str) -> Target | None:
+    """The target `family@version` names, or None when `spec` is no such name."""
+    family, at, version = spec.partition("@")
+    if not at or family not in VERSIONED_FAMILIES or not version.replace(".", "").isdigit():
+        return None
+    module, factory = VERSIONED_FAMILIES[family]
+    return getattr(importlib.import_module(f"topkspec.targets.{module}"), factory)(version)
 
 
 def entry_points() -> dict:
@@ -128,6 +146,9 @@ def get_target(spec: str) -> Target:
     spec = spec.strip()
     if spec in BUILTIN_TARGETS:
         return BUILTIN_TARGETS[spec]()
+    versioned = _versioned(spec)
+    if versioned is not None:
+        return versioned
     found = entry_points()
     if spec in found:
         try:
