@@ -89,7 +89,7 @@ def test_a_planted_bug_is_reported_for_its_bug_alone_in_any_form(form, name, rul
     ("validator", "accepts_k_zero", {"dml.k.positive"}),
 ])
 def test_a_planted_bug_is_reported_for_its_bug_alone_at_a_directml_profile(form, name, rules):
-    result = _run(form, name, "dml:5.0", seed=0, max_examples=120)
+    result = _run(form, name, "dml:5.0", seed=0, max_examples=300)
     found = {f.rule for f in result.failures}
     assert found and found <= rules, f"{form}:{name}: expected {rules}, got {found}\n{format_summary(result)}"
 

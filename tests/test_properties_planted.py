@@ -30,7 +30,7 @@ from topkspec.properties import (  # noqa: E402
 from topkspec.properties.nan_order import check_nan_order  # noqa: E402
 from topkspec.strategies import case_and_input, invalid_descriptors  # noqa: E402
 
-FIND_SETTINGS = settings(max_examples=300, derandomize=True, database=None, deadline=None,
+FIND_SETTINGS = settings(max_examples=1000, derandomize=True, database=None, deadline=None,
                          suppress_health_check=list(HealthCheck))
 
 
