@@ -37,9 +37,11 @@ from topkspec.fuzz.config import (
     shape_limits,
 )
 from topkspec.fuzz.context import GroupContext
+from topkspec.fuzz.confirm import ALONE, Keeper, replayer_for
 from topkspec.fuzz.ctrl_c import CtrlC
 from topkspec.fuzz.database import KeyedDatabase, open_database
 from topkspec.fuzz.groups import descriptor_rules_in_force, case_of, plan_groups, split_budget
+from topkspec.fuzz.minimal import reduce_failures
 from topkspec.fuzz.resolve import resolve_target
 from topkspec.fuzz.results import ONE_CALL_RELATIONS, Failure, RunResult, group_failures, record_failure
 from topkspec.fuzz.summary import Progress
@@ -157,7 +159,6 @@ def _search(config: RunConfig, target: Target | None, made: list) -> RunResult:
                 result.interrupted = True
         result.seconds = time.perf_counter() - start - result.timing["confirm_s"]  # the search's own time
         if config.shrink and config.reduce and not result.interrupted:  # as small as the bug allows
-            from topkspec.fuzz.minimal import reduce_failures
             try:
                 reduce_failures(target, result, groups, strict_doc=config.strict_doc,
                                 log=_log if config.verbose else None, confirm=_fails_alone(replayer))
@@ -189,8 +190,6 @@ def _fails_alone(replayer):
     worker, as the failure it came from did (None: failures are filed as found)."""
     if replayer is None:
         return None
-
-    from topkspec.fuzz.confirm import ALONE
 
     def confirm(failure) -> bool:
         if failure.confirmation is None or failure.confirmation.outcome != ALONE:
@@ -307,8 +306,6 @@ def _example_case(ctx, group, data):
 def _keeper(config, target, result, profile, notes):
     """The function that keeps a group's failures (see confirm.Keeper): each new one replayed
     in a fresh process first, unless the run was asked not to or the target cannot be."""
-    from topkspec.fuzz.confirm import Keeper, replayer_for
-
     replayer = None
     if config.confirm:
         replayer, why = replayer_for(target, config.target, timeout=result.timeout, profile=profile,
