@@ -60,12 +60,12 @@ def test_a_target_that_expresses_nothing_leaves_its_rules_unsupported():
 
 
 def test_our_reading_broken_is_its_own_verdict_and_only_a_note_with_documents_only():
-    plain = _run(f"{PLANTED}:signed_zero_order", groups=("valid",))
+    plain = _run(f"{PLANTED}:signed_zero_order", groups=("valid",), max_examples=1500)
     assert [f.rule for f in plain.failures] == ["out.ties.signed_zero"], [f.rule for f in plain.failures]
     assert verdict_of(plain, "out.ties.signed_zero").kind == BROKEN_BY_READING
     assert verdict_of(plain, "out.ties.index_order").kind == HOLDS, verdict_of(plain, "out.ties.index_order")
     assert plain.exit_code == 1
-    documents = _run(f"{PLANTED}:signed_zero_order", groups=("valid",), documents_only=True)
+    documents = _run(f"{PLANTED}:signed_zero_order", groups=("valid",), documents_only=True, max_examples=1500)
     assert documents.failures == [] and documents.exit_code == 0, format_summary(documents)
     assert verdict_of(documents, "out.ties.signed_zero").kind == BROKEN_BY_READING
     summary = format_summary(documents)
@@ -124,7 +124,7 @@ def test_a_probe_broken_in_the_adapter_is_an_adapter_error_not_a_refusal():
 
 
 def test_the_matrix_shows_the_same_verdicts_as_the_summary():
-    result = _run(f"{PLANTED}:signed_zero_order", groups=("valid",))
+    result = _run(f"{PLANTED}:signed_zero_order", groups=("valid",), max_examples=1500)
     table = format_matrix({"planted": result})
     row = next(line for line in table.splitlines() if line.startswith("| `out.ties.signed_zero`"))
     assert "our reading" in row and BROKEN_BY_READING in row, row
