@@ -125,3 +125,19 @@ def _prune(directory: str, top: str) -> None:
         except OSError:
             return
         directory = os.path.dirname(directory)
+
+
+def read_toml(path: str, error: type, label: str) -> dict:
+    """The TOML file at `path` as a dict; a file that cannot be read or is not TOML raises
+    `error` (a UsageError) with one line that starts with `label`."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10: the tomli backport (a dependency there)
+        import tomli as tomllib
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
+    except OSError as exc:
+        raise error(f"{label}: cannot read it: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise error(f"{label}: not TOML: {exc}") from None

@@ -26,12 +26,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from topkspec.errors import UsageError
-
-try:
-    import tomllib
-except ImportError:  # Python 3.10
-    import tomli as tomllib
+from topkspec.errors import UsageError, read_toml
 
 _HERE = os.path.dirname(__file__)
 _FIELDS = {"rule", "class", "dtype", "profile", "versions", "reason", "url"}
@@ -188,13 +183,7 @@ def load_known(path: str | None, target: str) -> KnownList:
 
 
 def _read(path: str) -> list:
-    try:
-        with open(path, "rb") as handle:
-            data = tomllib.load(handle)
-    except OSError as exc:
-        raise KnownError(f"known deviations {path}: cannot read it: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise KnownError(f"known deviations {path}: not TOML: {exc}") from None
+    data = read_toml(path, KnownError, f"known deviations {path}")
     tables = data.get("known", [])
     if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
         raise KnownError(f"known deviations {path}: 'known' must be an array of tables ([[known]])")

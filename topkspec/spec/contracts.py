@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
 
-from topkspec.errors import UsageError
+from topkspec.errors import UsageError, read_toml
 
 POINTS = ("k_zero", "k_above_axis", "axis_out_of_range", "sorted", "smallest", "indices", "ties", "nan",
           "signed_zeros")
@@ -266,15 +266,7 @@ def load_contract(path: str) -> Contract:
         indices = "not_returned"
 
     For implements = "onnx" or "dml", `[promises]` may replace single points of that text."""
-    import tomllib
-
-    try:
-        with open(path, "rb") as handle:
-            data = tomllib.load(handle)
-    except OSError as exc:
-        raise ContractError(f"--contract {path}: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ContractError(f"--contract {path}: not TOML: {exc}") from None
+    data = read_toml(path, ContractError, f"--contract {path}")
     try:
         return contract_from_toml(data, default_name=path)
     except ContractError as exc:
