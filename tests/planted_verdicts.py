@@ -13,7 +13,7 @@ from planted_bugs import _per_row, _ties_reversed  # noqa: E402
 
 from topkspec.spec.reference import reference_topk  # noqa: E402
 from topkspec.targets.base import Rejected  # noqa: E402
-from topkspec.targets.reference_target import ReferenceTarget  # noqa: E402
+from topkspec.targets.runtimes.reference import ReferenceTarget  # noqa: E402
 
 LONG_AXIS = 200
 

@@ -126,7 +126,7 @@ def test_dml_cases_are_valid_with_their_outputs_or_break_the_rules_they_name(cor
         assert values.tobytes() == read_tensor(expected["OutputValueTensor"], case.dtype).tobytes(), name
         assert indices.astype(case.index_dtype).tobytes() == \
             read_tensor(expected["OutputIndexTensor"], case.index_dtype).tobytes(), name
-    from topkspec.targets.directml.target import DESCRIPTOR_RULES
+    from topkspec.targets.runtimes.directml import DESCRIPTOR_RULES
     judged = {"dml.axis.range", "dml.k.positive", "dml.k.max", "dml.dtype.value_supported",
               "dml.dtype.index_supported", "dml.rank.supported"} | DESCRIPTOR_RULES - {"dml.shape.outputs_same_sizes"}
     assert judged <= rules, f"no broken descriptor for {sorted(judged - rules)}"
@@ -175,7 +175,7 @@ def test_bad_corpus_options_are_bad_usage(tmp_path, capsys, args, message):
 
 
 def _directml():
-    from topkspec.targets.directml.target import DirectMLTarget
+    from topkspec.targets.runtimes.directml import DirectMLTarget
 
     return need(DirectMLTarget())
 
@@ -196,7 +196,7 @@ def test_the_native_worker_reads_the_same_files_and_tells_a_wrong_expectation(co
     import base64
     import shutil
 
-    from topkspec.targets.directml.client import run_replay
+    from topkspec.directml.client.worker_process import run_replay
 
     target = _directml()
     try:

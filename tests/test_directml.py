@@ -17,11 +17,13 @@ from topkspec.targets.isolation import TargetCrashed, TargetHung
 from topkspec.spec.reference import reference_topk
 from topkspec.fuzz import RunConfig, run_fuzz
 from topkspec.spec import Case, tables
-from topkspec.targets import directml as directml_hooks
+from topkspec.targets.runtimes import directml as directml_hooks
 from topkspec.targets.base import Rejected
-from topkspec.targets.directml import compare, protocol, repro_writer
+from topkspec.directml.analyses import compare
+from topkspec.directml.worker import protocol
+from topkspec.targets.runtimes import directml_repro as repro_writer
 from topkspec.spec.observations import load as load_observations
-from topkspec.targets.directml.target import DirectMLTarget
+from topkspec.targets.runtimes.directml import DirectMLTarget
 from topkspec.targets.listing import describe_target
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from topkspec.targets.directml import bundle_select as select
-from topkspec.targets.directml import environment
-from topkspec.targets.directml.build import source_digest
-from topkspec.targets.directml.client import worker_command, worker_environment, xvfb_command
+from topkspec.directml.bundle import select
+from topkspec.directml.windows import environment
+from topkspec.directml.worker.build import source_digest
+from topkspec.directml.client.worker_process import worker_command, worker_environment, xvfb_command
 
-PACKAGE = Path(environment.__file__).resolve().parent
+PACKAGE = Path(select.__file__).resolve().parent  # the bundle room: run.sh, readme.txt
 REPOSITORY = PACKAGE.parents[2]
 
 TRACE = """\
@@ -98,7 +98,7 @@ def test_a_findings_expectation_names_the_input_and_the_top_non_nan_values():
 # -- the run script ----------------------------------------------------------------------------
 
 def _run_script(folder: Path, *args):
-    (folder / "run").write_text((PACKAGE / "bundle_run.sh").read_text())
+    (folder / "run").write_text((PACKAGE / "run.sh").read_text())
     os.chmod(folder / "run", 0o755)
     return subprocess.run(["sh", str(folder / "run"), *args], capture_output=True, text=True, timeout=30)
 
@@ -118,7 +118,7 @@ def test_the_run_script_names_a_missing_corpus_folder(tmp_path):
 
 
 def test_the_run_script_is_posix_sh():
-    assert subprocess.run(["sh", "-n", str(PACKAGE / "bundle_run.sh")]).returncode == 0
+    assert subprocess.run(["sh", "-n", str(PACKAGE / "run.sh")]).returncode == 0
 
 
 # -- the stack a bundle gives the targets -----------------------------------------------------

@@ -15,8 +15,8 @@ import pytest
 
 from topkspec.spec import Case
 from topkspec.targets.base import Rejected
-from topkspec.targets.directml import layers
-from topkspec.targets.directml.ep_target import WineOrtTarget
+from topkspec.directml.analyses import layers
+from topkspec.targets.runtimes.directml_ep import WineOrtTarget
 from topkspec.targets.isolation import TargetCrashed, TargetHung
 from topkspec.targets.registry import get_target
 
@@ -105,7 +105,7 @@ def test_k_above_the_axis_size_is_refused(ep):
 
 
 def test_a_crash_and_a_hang_end_the_worker_and_the_next_call_starts_afresh(ep):
-    from topkspec.targets.directml import protocol
+    from topkspec.directml.worker import protocol
 
     x = np.array([3, 1, 2], np.float32)
     assert_exact(ep, onnx((3,), 1), x)
@@ -156,7 +156,7 @@ def test_a_report_is_what_a_windows_user_files_with_the_linux_replay_beside_it(e
 
 @pytest.fixture(scope="module")
 def differential(ep, cpu):
-    from topkspec.targets.directml.target import DirectMLTarget
+    from topkspec.targets.runtimes.directml import DirectMLTarget
 
     dml = need(DirectMLTarget())
     try:

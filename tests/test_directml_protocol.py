@@ -22,11 +22,13 @@ from topkspec.spec.reference import reference_topk
 from topkspec.fuzz import RunConfig, resolve_target, run_fuzz
 from topkspec.strategies import invalid_descriptors, valid_cases
 from topkspec.targets.base import Rejected, Target, as_index_type
-from topkspec.targets.directml import compare, environment, ort_protocol, protocol
-from topkspec.targets.directml.client import Worker
-from topkspec.targets.directml.target import DESCRIPTOR_RULES, DirectMLTarget
+from topkspec.directml.analyses import compare
+from topkspec.directml.windows import environment
+from topkspec.directml.worker import ort_protocol, protocol
+from topkspec.directml.client.worker_process import Worker
+from topkspec.targets.runtimes.directml import DESCRIPTOR_RULES, DirectMLTarget
 
-PACKAGE = Path(environment.__file__).resolve().parent
+PACKAGE = Path(protocol.__file__).resolve().parent  # the worker programs
 
 
 def base_desc(**body):

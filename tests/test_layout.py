@@ -59,16 +59,34 @@ def test_the_package_root_holds_at_most_six_modules():
     assert len(root) <= 6, f"the package root holds {len(root)} modules: {root}"
 
 
-# The packages (and root modules) from the bottom up: each may import those below it, never one
-# above. The root package itself defines only __version__ and lazy names; any module may read
-# __version__ from it.
-LAYERS = ("errors", "spec", "strategies", "properties", "targets", "corpus", "known", "report", "fuzz",
-          "cli", "suite", "pytest_plugin", "hypofuzz_suite", "__main__")
+# The rooms (packages, sub-packages and root modules) from the bottom up: each may import those
+# below it, never one above. A module belongs to the most specific room that holds it: the
+# DirectML stack's rooms sit on both sides of targets (its worker, Windows stack and clients
+# below the adapters that call them; its setup check, bundle and analyses above, since they
+# run the targets). The root package itself defines only __version__ and lazy names; any
+# module may read __version__ from it.
+LAYERS = ("errors", "spec", "strategies", "properties", "repro",
+          "directml", "directml.worker", "directml.windows", "directml.client",
+          "targets", "targets.runtimes", "corpus", "known",
+          "directml.setup", "directml.bundle", "directml.analyses",
+          "report", "fuzz", "cli", "suite", "pytest_plugin", "hypofuzz_suite", "__main__")
 
 
 def _layer(module: str) -> str | None:
-    parts = module.split(".")
-    return parts[1] if len(parts) > 1 else None
+    parts = module.split(".")[1:]
+    for size in range(len(parts), 0, -1):
+        if ".".join(parts[:size]) in LAYERS:
+            return ".".join(parts[:size])
+    return None
+
+
+def test_every_package_is_a_room():
+    """A package split into rooms (directml, targets) names each of its sub-packages in LAYERS,
+    so a new one is placed among its neighbours, not taken for its parent."""
+    split = {room.split(".")[0] for room in LAYERS if "." in room}
+    packages = {_name(p).split(".", 1)[1] for p in MODULES if p.name == "__init__.py" and _name(p) != "topkspec"}
+    unplaced = sorted(p for p in packages if p.split(".")[0] in split and p not in LAYERS)
+    assert not unplaced, f"sub-packages with no place in LAYERS: {unplaced}"
 
 
 def _imported(path: pathlib.Path, node) -> list[tuple[str, str]]:

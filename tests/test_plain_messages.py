@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_a_refused_value_type_names_no_shape_but_the_cases():
     pytest.importorskip("onnxruntime")
-    from topkspec.targets import ort
+    from topkspec.targets.runtimes import onnxruntime as ort
     from topkspec.targets.base import Rejected
 
     target = ort.cpu()
@@ -31,7 +31,7 @@ def test_a_refused_value_type_names_no_shape_but_the_cases():
 
 def test_an_opset_that_does_not_run_at_all_says_so_for_every_type():
     pytest.importorskip("onnxruntime")
-    from topkspec.targets import ort
+    from topkspec.targets.runtimes import onnxruntime as ort
 
     target = ort.cpu()
     try:

@@ -50,7 +50,7 @@ def test_native_writes_to_stderr_are_captured_unless_kept(monkeypatch, capfd):
 TENSORFLOW_SIGNATURES = """
 import numpy as np
 from topkspec.spec import Case
-from topkspec.targets.tensorflow_target import TensorFlowTarget
+from topkspec.targets.runtimes.tensorflow import TensorFlowTarget
 
 target = TensorFlowTarget()
 for rank in (1, 2, 3, 4):

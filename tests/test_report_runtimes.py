@@ -138,7 +138,7 @@ def test_onnxruntime_repros_of_each_relation_pass_where_it_is_right(tmp_path, re
 def test_the_repro_sets_the_session_options_the_adapter_sets(provider):
     import onnxruntime as ort
 
-    from topkspec.targets.ort import session_lines, session_options
+    from topkspec.targets.runtimes.onnxruntime import session_lines, session_options
 
     written = ort.SessionOptions()
     for line in session_lines(provider):

@@ -12,7 +12,7 @@ import pytest
 from topkspec.properties import failures
 from topkspec.properties.failures import Violation
 from topkspec.report import side_by_side, write_report
-from topkspec.targets.repro import ReproWriter, RuntimeStack, register_repro_writer
+from topkspec.repro.writers import ReproWriter, RuntimeStack, register_repro_writer
 from topkspec.fuzz import Failure, RunConfig, RunResult, run_fuzz
 from topkspec.spec import Case
 from topkspec.targets.base import Target

@@ -20,7 +20,7 @@ from topkspec.properties import failures  # noqa: E402
 from topkspec.spec import Case  # noqa: E402
 from topkspec.spec import dtypes  # noqa: E402
 from topkspec.targets import Rejected  # noqa: E402
-from topkspec.targets.iree_target import IreeTarget  # noqa: E402
+from topkspec.targets.runtimes.iree import IreeTarget  # noqa: E402
 from target_checks import assert_exact, recorded_report, standalone_repro  # noqa: E402
 
 

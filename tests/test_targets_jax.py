@@ -10,7 +10,7 @@ from topkspec.spec import dtypes
 from topkspec.spec import Case
 
 pytest.importorskip("jax")
-from topkspec.targets.jax_target import JaxTarget  # noqa: E402
+from topkspec.targets.runtimes.jax import JaxTarget  # noqa: E402
 from target_checks import assert_exact  # noqa: E402
 
 SHAPE = (3, 8)
@@ -68,7 +68,7 @@ def test_the_target_names_the_device_jax_runs_it_on(jax_target):
     its version and in its reports' runtime stack."""
     import jax
 
-    from topkspec.targets.jax_target import _repro_stack
+    from topkspec.targets.runtimes.jax import _repro_stack
 
     label = jax_target.device_label()
     assert label.split(" ")[0] == jax.devices()[0].platform.upper().replace("CUDA", "GPU").replace("ROCM", "GPU")

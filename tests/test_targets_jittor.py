@@ -13,7 +13,7 @@ PYTHON, WHERE = find_python("jittor")
 if PYTHON is None:
     pytest.skip(f"no jittor environment: {WHERE}", allow_module_level=True)
 
-from topkspec.targets.jittor_target import JittorTarget, jittor_home  # noqa: E402
+from topkspec.targets.runtimes.jittor import JittorTarget, jittor_home  # noqa: E402
 from target_checks import assert_exact, recorded_report, standalone_repro  # noqa: E402
 
 

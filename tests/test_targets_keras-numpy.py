@@ -11,7 +11,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from topkspec.targets import keras_target
+from topkspec.targets.runtimes import keras as keras_target
 
 try:  # keras with the numpy backend, unless this session imported it already (the adapter copes)
     keras_target._keras()
@@ -24,7 +24,7 @@ from topkspec.known import load_known, version_in  # noqa: E402
 from topkspec.properties.combined import result_violations  # noqa: E402
 from topkspec.spec import Case, dtypes  # noqa: E402
 from topkspec.targets.base import Rejected  # noqa: E402
-from topkspec.targets.keras_target import KerasNumpyTarget  # noqa: E402
+from topkspec.targets.runtimes.keras import KerasNumpyTarget  # noqa: E402
 from target_checks import assert_exact, bits, recorded_report, standalone_repro  # noqa: E402
 
 BF16 = ml_dtypes.bfloat16

@@ -18,7 +18,7 @@ from topkspec.known import load_known  # noqa: E402
 from topkspec.properties import failures  # noqa: E402
 from topkspec.spec import Case, dtypes  # noqa: E402
 from topkspec.targets.base import Rejected  # noqa: E402
-from topkspec.targets.litert_target import LiteRtTarget  # noqa: E402
+from topkspec.targets.runtimes.litert import LiteRtTarget  # noqa: E402
 from target_checks import assert_exact, recorded_report, standalone_repro  # noqa: E402
 
 

@@ -15,7 +15,7 @@ try:
 except ImportError as exc:
     pytest.skip(f"mlx is not installed (pip install 'mlx[cpu]' on Linux): {exc}", allow_module_level=True)
 
-from topkspec.targets.mlx_target import MlxTarget  # noqa: E402
+from topkspec.targets.runtimes.mlx import MlxTarget  # noqa: E402
 from target_checks import recorded_report, standalone_repro  # noqa: E402
 
 

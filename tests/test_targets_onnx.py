@@ -8,7 +8,7 @@ import pytest
 from topkspec.spec import Case
 from topkspec.targets import Rejected
 from topkspec.targets.onnx_builder import OnnxTopK, build_topk_model, ir_version_for, onnx_form
-from topkspec.targets.ort import OnnxRuntimeTarget, session_options
+from topkspec.targets.runtimes.onnxruntime import OnnxRuntimeTarget, session_options
 
 ort = pytest.importorskip("onnxruntime")
 

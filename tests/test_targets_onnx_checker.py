@@ -9,7 +9,7 @@ from topkspec.fuzz.run import run_fuzz  # noqa: E402
 from topkspec.known import load_known  # noqa: E402
 from topkspec.properties import failures  # noqa: E402
 from topkspec.targets import get_target  # noqa: E402
-from topkspec.targets.onnx_checker import OnnxCheckerTarget, descriptor_model  # noqa: E402
+from topkspec.targets.runtimes.onnx_checker import OnnxCheckerTarget, descriptor_model  # noqa: E402
 
 
 def node(opset=11, shape=(3, 4), k=2, dtype="float32", **attributes):

@@ -10,7 +10,7 @@ from topkspec.spec import Case
 
 pytest.importorskip("openvino")
 from topkspec.known import load_known  # noqa: E402
-from topkspec.targets.openvino_target import OpenVinoTarget  # noqa: E402
+from topkspec.targets.runtimes.openvino import OpenVinoTarget  # noqa: E402
 
 # Observed: int64 2**63-1 comes back as -1, uint32 2**32-1 as -1 cast back, float64 inf as float32 max.
 NARROWED_ON_CPU = {"float64": "float32", "int64": "int32", "uint64": "int32", "uint32": "int32"}

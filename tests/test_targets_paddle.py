@@ -15,12 +15,12 @@ import importlib.util  # noqa: E402
 
 if importlib.util.find_spec("paddle") is None:
     pytest.skip("needs paddlepaddle (pip install paddlepaddle)", allow_module_level=True)
-from topkspec.targets.paddle_target import import_paddle  # noqa: E402
+from topkspec.targets.runtimes.paddle import import_paddle  # noqa: E402
 
 import_paddle()  # through the adapter: other test modules may have loaded TensorFlow, which plain import crashes
 from topkspec.known import load_known  # noqa: E402
 from topkspec.targets.base import Rejected  # noqa: E402
-from topkspec.targets.paddle_target import PaddleTarget, to_paddle, to_numpy_values  # noqa: E402
+from topkspec.targets.runtimes.paddle import PaddleTarget, to_paddle, to_numpy_values  # noqa: E402
 from target_checks import bits, recorded_report, standalone_repro  # noqa: E402
 
 # Types paddle.topk has a CPU kernel for (PD_REGISTER_KERNEL in phi/kernels/cpu/top_k_kernel.cc).

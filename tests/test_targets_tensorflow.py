@@ -16,7 +16,7 @@ pytest.importorskip("tensorflow")
 from topkspec.known import load_known  # noqa: E402
 from topkspec.spec import Case, dtypes  # noqa: E402
 from topkspec.targets.base import Rejected  # noqa: E402
-from topkspec.targets.tensorflow_target import TensorFlowTarget  # noqa: E402
+from topkspec.targets.runtimes.tensorflow import TensorFlowTarget  # noqa: E402
 from target_checks import assert_exact as check, recorded_report, standalone_repro  # noqa: E402
 
 TINY = {"float32": 1.401298464324817e-45, "float64": 5e-324, "bfloat16": 9.2e-41, "float16": 6e-08}

@@ -17,7 +17,7 @@ from topkspec.known import load_known  # noqa: E402
 from topkspec.properties import failures  # noqa: E402
 from topkspec.spec import Case, dtypes  # noqa: E402
 from topkspec.targets.base import Rejected  # noqa: E402
-from topkspec.targets.tract_target import TractTarget  # noqa: E402
+from topkspec.targets.runtimes.tract import TractTarget  # noqa: E402
 from target_checks import recorded_report, standalone_repro  # noqa: E402
 
 

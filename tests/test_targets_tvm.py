@@ -17,7 +17,7 @@ except ImportError as exc:
 
 from topkspec.known import load_known  # noqa: E402
 from topkspec.targets.base import Rejected  # noqa: E402
-from topkspec.targets.tvm_target import TvmTarget  # noqa: E402
+from topkspec.targets.runtimes.tvm import TvmTarget  # noqa: E402
 from target_checks import assert_exact, recorded_report, standalone_repro  # noqa: E402
 
 

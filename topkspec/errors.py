@@ -3,6 +3,7 @@ exit code 2. Every module that can refuse what a user gave it (a profile, a targ
 descriptor file, an option) raises a subclass, so a ValueError from a bug in the suite is
 never mistaken for the user's mistake."""
 import os
+import signal
 
 
 class UsageError(ValueError):
@@ -141,3 +142,41 @@ def read_toml(path: str, error: type, label: str) -> dict:
         raise error(f"{label}: cannot read it: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise error(f"{label}: not TOML: {exc}") from None
+
+
+# -- a worker process that ended or went silent during a call: raised by every kind of worker
+# (targets.isolation, targets.foreign, the DirectML stack's clients) and caught above them
+
+# Exit statuses of a Windows process killed by an exception (NTSTATUS), by name.
+NTSTATUS_NAMES = {
+    0xC0000005: "STATUS_ACCESS_VIOLATION",
+    0xC000001D: "STATUS_ILLEGAL_INSTRUCTION",
+    0xC0000094: "STATUS_INTEGER_DIVIDE_BY_ZERO",
+    0xC00000FD: "STATUS_STACK_OVERFLOW",
+    0xC0000374: "STATUS_HEAP_CORRUPTION",
+    0xC0000409: "STATUS_STACK_BUFFER_OVERRUN",
+    0x40000015: "STATUS_FATAL_APP_EXIT (abort)",
+}
+
+
+class TargetCrashed(Exception):
+    """The worker process died during a call (its exit status is in the message)."""
+
+
+class TargetHung(Exception):
+    """The worker did not answer within the time limit and was killed."""
+
+
+def describe_exit(code) -> str:
+    """A process exit status in words, POSIX and Windows alike."""
+    if code is None:
+        return "still running"
+    if code < 0:
+        try:
+            return f"killed by signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    if code > 0x7FFFFFFF or code in NTSTATUS_NAMES:  # an NTSTATUS, as Windows reports it
+        name = NTSTATUS_NAMES.get(code)
+        return f"ended with status 0x{code:08X}" + (f" ({name})" if name else "")
+    return f"exited with code {code}"

@@ -1,7 +1,6 @@
 """`topkspec directml setup | info | compare | layers | replay`."""
 from __future__ import annotations
 
-import json
 import sys
 
 
@@ -80,7 +79,7 @@ def run(args) -> int:
         import os
 
         from topkspec.errors import UsageError
-        from topkspec.targets.directml.install import setup
+        from topkspec.directml.setup.install import setup
 
         if args.bundle is not None and not os.path.isfile(args.bundle):
             raise UsageError(f"{args.bundle}: no such bundle file")
@@ -90,15 +89,19 @@ def run(args) -> int:
     if command == "bundle-check":
         return _bundle_check(args.file, args.max_examples)
     if command == "info":
-        return _info(args)
+        from topkspec.directml.setup.info import cmd_info
+
+        return cmd_info(args)
     if command == "replay":
-        return _replay(args)
+        from topkspec.directml.analyses.replay import cmd_replay
+
+        return cmd_replay(args)
     if command == "layers":
-        from topkspec.targets.directml.layers import cmd_layers
+        from topkspec.directml.analyses.layers import cmd_layers
 
         return cmd_layers(args)
     if command == "compare":
-        from topkspec.targets.directml.compare import cmd_compare
+        from topkspec.directml.analyses.compare import cmd_compare
 
         return cmd_compare(args)
     print("topkspec directml: choose a subcommand: setup, info, compare, layers, replay, bundle or bundle-check",
@@ -109,8 +112,8 @@ def run(args) -> int:
 def _bundle(args) -> int:
     from topkspec.errors import UsageError
     from topkspec.cli.bundle_cases import write_cases
-    from topkspec.targets.directml.bundle import BundleError, build
-    from topkspec.targets.directml.bundle_trace import TraceError
+    from topkspec.directml.bundle.make import BundleError, build
+    from topkspec.directml.bundle.trace import TraceError
 
     if not args.file.endswith((".tar.xz", ".txz")):
         raise UsageError(f"{args.file}: the bundle is a .tar.xz file (name it so)")
@@ -130,7 +133,7 @@ def _bundle_check(path: str, max_examples: int) -> int:
     import os
 
     from topkspec.errors import UsageError
-    from topkspec.targets.directml.bundle_check import CheckError, check
+    from topkspec.directml.bundle.check import CheckError, check
 
     if not os.path.isfile(path):
         raise UsageError(f"{path}: no such bundle file")
@@ -139,53 +142,3 @@ def _bundle_check(path: str, max_examples: int) -> int:
                      log=lambda line: print(f"topkspec directml bundle-check: {line}", flush=True))
     except CheckError as exc:
         raise UsageError(str(exc)) from None
-
-
-def _replay(args) -> int:
-    from topkspec.corpus.replay import case_files, replay
-    from topkspec.errors import UsageError
-    from topkspec.targets.directml.target import DirectMLTarget
-
-    case_files(args.folder)  # a bad folder is bad usage before DirectML starts
-    target = DirectMLTarget(adapter=args.adapter)
-    try:
-        ok, why = target.available()
-        if not ok:
-            raise UsageError(f"the directml target cannot run here: {why}")
-        if args.native:
-            from topkspec.targets.directml.client import run_replay
-
-            code, output = run_replay(target.stack, args.folder, adapter=args.adapter or "auto")
-            print(f"topkspec directml replay --native: {target.version()}")
-            print(output, end="")
-            return code
-        result = replay(target, args.folder)
-        print(f"topkspec directml replay: {target.version()}")
-    finally:
-        target.close()
-    for line in result.lines():
-        print(line)
-    return result.exit_code
-
-
-def _info(args) -> int:
-    from topkspec.targets.directml.target import DirectMLTarget
-
-    target = DirectMLTarget()
-    try:
-        ok, why = target.available()
-        data = target.report_stack()
-        data.update(available=ok, reason=why, device=target.device if ok else None)
-    finally:
-        target.close()
-    if args.json:
-        print(json.dumps(data, indent=2, default=str))
-    else:
-        print(f"directml  [{'available' if ok else 'unavailable'}]  {data['summary']}")
-        if not ok:
-            print(f"    needs: {why}")
-        for key in ("dll", "directml_file_version", "dll_chosen_by", "worker", "adapter", "feature_level",
-                    "wine", "vkd3d", "mesa"):
-            if data.get(key):
-                print(f"    {key}: {data[key]}")
-    return 0 if ok else 1

@@ -35,7 +35,7 @@ def _version() -> str:
 def expected(item) -> tuple:
     """The spec's result for a corpus case (values, indices as its index type)."""
     from topkspec.spec.reference import reference_topk
-    from topkspec.targets.base import selects_largest
+    from topkspec.spec.case import selects_largest
 
     values, indices = reference_topk(item.x, axis=item.case.norm_axis, k=item.case.k, largest=selects_largest(item.case))
     return values, indices.astype(item.case.index_dtype)

@@ -142,7 +142,7 @@ def invalid_entries(profiles, version: str) -> list:
     """[entry] of broken descriptors for the DirectML profiles: per profile, operator, value
     type (FLOAT32, INT32) and mutation, each kept when it breaks its rule at the profile and can
     be written as CreateOperator's C structs."""
-    from topkspec.targets.directml import protocol
+    from topkspec.directml.worker import protocol
 
     out, seen = [], set()
     for profile in profiles:

@@ -155,7 +155,7 @@ def coverage(profile: str, *, max_examples: int = 300, seed: int = 0, groups=Non
     adversarial pattern occurs among `max_examples` examples (see strategies.coverage)."""
     from topkspec.fuzz.groups import plan_groups
     from topkspec.strategies.coverage import tally
-    from topkspec.targets.reference_target import ReferenceTarget
+    from topkspec.targets.runtimes.reference import ReferenceTarget
 
     planned = plan_groups(ReferenceTarget(), profile)
     for group in COVERAGE_GROUPS:

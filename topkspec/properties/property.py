@@ -30,24 +30,17 @@ def rules(*ids: str) -> tuple[Rule, ...]:
 
 @dataclass(frozen=True)
 class Relation:
-    """How a report shows and replays a relation between calls to the target.
+    """How a report lines up a relation between calls to the target (repro.relations says how
+    repro.py replays it).
 
-    - calls: how many of the failure's calls repro.py makes (the pair, or the one repeated);
+    - calls: how many of the failure's calls a report shows and repro.py makes (the pair, or
+      the one repeated);
     - sides(first, second, case0, case1): (left title, left, right title, right) for the
-      side-by-side table, the outputs aligned to be compared position by position;
-    - data(calls): repro.py's data lines beyond X, K and AXIS;
-    - pair: repro.py's code that sets `expected` and `actual` from calls of `topk`
-      (`pair_with_op` for writers whose `topk` takes the operator);
-    - differs / agrees: what repro.py prints when the relation is broken / holds.
+      side-by-side table, the outputs aligned to be compared position by position.
     """
 
     calls: int
     sides: Callable
-    pair: str
-    differs: str
-    agrees: str
-    data: Callable = lambda calls: []
-    pair_with_op: str | None = None
 
 
 @dataclass(frozen=True)

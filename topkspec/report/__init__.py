@@ -9,7 +9,7 @@
 - inputs.npz: the inputs of the calls, the outputs seen and the expected result.
 
 Each target plugs in its own repro program and stack description with
-`topkspec.targets.repro.register_repro_writer`.
+`topkspec.repro.writers.register_repro_writer`.
 """
 from topkspec.report.compare import side_by_side
 from topkspec.report.folder import slug, write_report, write_reports

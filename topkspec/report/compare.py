@@ -1,6 +1,5 @@
-"""What a report compares: the calls a repro makes for how the failure was observed (its
-relation, `Failure.relation`), the expected result, and the side-by-side table of expected
-against actual."""
+"""What a report compares: the side-by-side table of expected against actual, lined up as the
+failure was observed (its relation, `Failure.relation`)."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,25 +8,9 @@ from topkspec.spec import dtypes
 from topkspec.spec.reference import reference_topk
 from topkspec.properties.catalogue import RELATIONS
 from topkspec.properties.sequences import keys, nan_mask, rows, same_bits, show
-from topkspec.properties.result import reference_result
+from topkspec.repro.calls import expected_result
 
 TABLE_ROWS = 40  # rows of the expected/actual table before it is cut
-
-
-def calls_for(failure, relation: str) -> list:
-    """The target calls repro.py makes: those of a relation between calls, else the last one."""
-    if relation in RELATIONS:
-        return failure.calls[:RELATIONS[relation].calls]
-    return failure.calls[-1:]
-
-
-def expected_result(case, x):
-    """The spec's answer with the case's index type (None when the case is not runnable)."""
-    try:
-        values, indices = reference_result(case, x)
-    except Exception:
-        return None
-    return values, indices.astype(case.index_dtype)
 
 
 def nan_rule_sides(case, x, actual):

@@ -11,11 +11,11 @@ from topkspec.properties import failures
 from topkspec.known import known_upstream
 from topkspec.report.cite import citations, contract_citations
 from topkspec.spec.queries import rule_statement
-from topkspec.report.compare import calls_for, expected_result
+from topkspec.repro.calls import calls_for, expected_result
 from topkspec.report.markdown import after_words, report_markdown
-from topkspec.report.program import repro_source
+from topkspec.repro.program import repro_source
 from topkspec.report.wording import decided_by, title as title_of
-from topkspec.targets.repro import program_folder, writer_for
+from topkspec.repro.writers import program_folder, writer_for
 
 
 def slug(text: str) -> str:

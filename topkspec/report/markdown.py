@@ -10,7 +10,7 @@ import numpy as np
 from topkspec.properties import failures
 from topkspec.report.cite import contract_citations, one_line
 from topkspec.report.compare import array_text, compared_outputs, side_by_side
-from topkspec.report.program import descriptor_of
+from topkspec.repro.program import descriptor_of
 from topkspec.report.wording import case_text
 from topkspec.spec.queries import rule_status
 

@@ -99,3 +99,9 @@ class Case:
         order = "" if self.sorted else ", unsorted"
         return (f"{self.op} [{self.profile}] {self.dtype}{list(self.shape)} "
                 f"axis={self.axis} k={self.k} {direction}{order}")
+
+
+def selects_largest(case) -> bool:
+    """The direction a case asks for: DML_TOP_K has no AxisDirection and always selects the
+    largest, whatever `case.largest` says."""
+    return True if case.op == "TOP_K" else bool(case.largest)

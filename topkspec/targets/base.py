@@ -6,6 +6,8 @@ import signal
 from contextlib import contextmanager
 from typing import Callable
 
+from topkspec.spec.case import selects_largest  # what every adapter reads of a case's direction
+
 
 class Rejected(Exception):
     """The target refused an input with an error of its own (not a crash of the suite).
@@ -72,7 +74,7 @@ class Target:
     #: True when the target runs its runtime in a worker process of its own (the DirectML
     #: targets' native worker): a run then does not wrap it in another, native or not.
     isolates_itself: bool = False
-    #: The kind of repro.py its bug reports get (targets.repro.register_repro_writer), when its
+    #: The kind of repro.py its bug reports get (repro.writers.register_repro_writer), when its
     #: class alone does not say: None takes the first registered class in its MRO, else the
     #: adapter's writer.
     repro_kind: str | None = None
@@ -200,12 +202,6 @@ def version_text(target) -> str:
             return target.version()
     except Exception as exc:
         return f"unknown ({type(exc).__name__}: {exc})"
-
-
-def selects_largest(case) -> bool:
-    """The direction a case asks for: DML_TOP_K has no AxisDirection and always selects the
-    largest, whatever `case.largest` says."""
-    return True if case.op == "TOP_K" else bool(case.largest)
 
 
 def as_index_type(indices, index_dtype: str):

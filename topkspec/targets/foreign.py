@@ -5,7 +5,7 @@ suite's ml_dtypes does not take), and two versions of one runtime cannot share a
 target keeps its logic here (what it supports, its contract, its repro writer) and runs only
 the runtime's calls in a worker under the other interpreter: foreign_worker.py, a standalone
 script that needs numpy and the runtime, nothing of the suite, and loads a kernel file from
-topkspec/targets/kernels/ that calls the runtime. Cases never cross, only plain data and
+topkspec/targets/runtimes/kernels/ that calls the runtime. Cases never cross, only plain data and
 arrays (foreign_worker.py describes the frames).
 
 Which interpreter, first found:
@@ -30,11 +30,12 @@ import threading
 from pathlib import Path
 
 from topkspec.targets.base import AdapterError, Rejected, Target
-from topkspec.targets.isolation import DEFAULT_TIMEOUT, START_TIMEOUT, TargetCrashed, TargetHung, describe_exit
+from topkspec.errors import TargetCrashed, TargetHung, describe_exit
+from topkspec.targets.isolation import DEFAULT_TIMEOUT, START_TIMEOUT
 
 HERE = Path(__file__).resolve().parent
 WORKER_SCRIPT = HERE / "foreign_worker.py"
-KERNELS = HERE / "kernels"
+KERNELS = HERE / "runtimes" / "kernels"
 
 
 def environments_dir() -> Path:
@@ -220,7 +221,7 @@ class ForeignWorker:
 
 class ForeignTarget(Target):
     """A target whose runtime runs in another Python environment (`environment`), through the
-    kernel file `kernel` (a name under topkspec/targets/kernels/)."""
+    kernel file `kernel` (a name under topkspec/targets/runtimes/kernels/)."""
 
     native = True
     isolates_itself = True  # the worker is the isolation

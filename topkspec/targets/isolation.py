@@ -24,6 +24,7 @@ import sys
 import threading
 import time
 
+from topkspec.errors import TargetCrashed, TargetHung, describe_exit
 from topkspec.targets.history import CallHistory
 from topkspec.targets.wire import SharedBlock, Wire, attach
 from topkspec.targets.base import AdapterError, Rejected, Target, describe_error
@@ -32,26 +33,6 @@ from topkspec.targets.registry import TargetError
 DEFAULT_TIMEOUT = 5.0  # seconds per call; a TopK on the suite's small tensors takes milliseconds
 START_TIMEOUT = 120.0  # importing a runtime in a fresh process can take a while
 _POLL_SLICE = 0.25  # wait in slices, so Ctrl-C is noticed on every platform
-
-# Exit statuses of a Windows process killed by an exception (NTSTATUS), by name.
-NTSTATUS_NAMES = {
-    0xC0000005: "STATUS_ACCESS_VIOLATION",
-    0xC000001D: "STATUS_ILLEGAL_INSTRUCTION",
-    0xC0000094: "STATUS_INTEGER_DIVIDE_BY_ZERO",
-    0xC00000FD: "STATUS_STACK_OVERFLOW",
-    0xC0000374: "STATUS_HEAP_CORRUPTION",
-    0xC0000409: "STATUS_STACK_BUFFER_OVERRUN",
-    0x40000015: "STATUS_FATAL_APP_EXIT (abort)",
-}
-
-
-class TargetCrashed(Exception):
-    """The worker process died during a call (its exit status is in the message)."""
-
-
-class TargetHung(Exception):
-    """The worker did not answer within the time limit and was killed."""
-
 
 def _build(spec):
     if isinstance(spec, Target):
@@ -120,21 +101,6 @@ class _ctrl_c_ignored:
     def __exit__(self, *exc):
         if self.previous is not None:
             signal.signal(signal.SIGINT, self.previous)
-
-
-def describe_exit(code) -> str:
-    """A process exit status in words, POSIX and Windows alike."""
-    if code is None:
-        return "still running"
-    if code < 0:
-        try:
-            return f"killed by signal {signal.Signals(-code).name}"
-        except ValueError:
-            return f"killed by signal {-code}"
-    if code > 0x7FFFFFFF or code in NTSTATUS_NAMES:  # an NTSTATUS, as Windows reports it
-        name = NTSTATUS_NAMES.get(code)
-        return f"ended with status 0x{code:08X}" + (f" ({name})" if name else "")
-    return f"exited with code {code}"
 
 
 def _reported(field: str) -> property:

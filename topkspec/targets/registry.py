@@ -28,46 +28,46 @@ ENTRY_POINT_GROUP = "topkspec.targets"
 
 
 def _module(module: str, factory: str):
-    """A factory for a target made by topkspec.targets.<module>.<factory> (a class or a
+    """A factory for a target made by topkspec.targets.runtimes.<module>.<factory> (a class or a
     function), imported when called."""
     def make():
-        return getattr(importlib.import_module(f"topkspec.targets.{module}"), factory)()
+        return getattr(importlib.import_module(f"topkspec.targets.runtimes.{module}"), factory)()
     return make
 
 
 # Factories import their runtime only when called, so listing names costs nothing.
 BUILTIN_TARGETS: dict[str, Callable[[], Target]] = {
-    "reference": _module("reference_target", "ReferenceTarget"),
+    "reference": _module("reference", "ReferenceTarget"),
     "onnx-reference": _module("onnx_reference", "OnnxReferenceTarget"),
     "onnx-checker": _module("onnx_checker", "OnnxCheckerTarget"),
-    "onnxruntime": _module("ort", "cpu"),
-    "onnxruntime-directml": _module("directml.ep_target", "directml"),
-    "onnxruntime-cuda": _module("ort", "cuda"),
-    "torch": _module("torch_target", "cpu"),
-    "torch-cuda": _module("torch_target", "cuda"),
-    "jax": _module("jax_target", "JaxTarget"),
-    "jax-gpu": _module("jax_target", "gpu"),
-    "openvino": _module("openvino_target", "OpenVinoTarget"),
-    "directml": _module("directml.target", "DirectMLTarget"),
-    "tensorflow": _module("tensorflow_target", "TensorFlowTarget"),
-    "litert": _module("litert_target", "LiteRtTarget"),
-    "keras-numpy": _module("keras_target", "KerasNumpyTarget"),
+    "onnxruntime": _module("onnxruntime", "cpu"),
+    "onnxruntime-directml": _module("directml_ep", "directml"),
+    "onnxruntime-cuda": _module("onnxruntime", "cuda"),
+    "torch": _module("torch", "cpu"),
+    "torch-cuda": _module("torch", "cuda"),
+    "jax": _module("jax", "JaxTarget"),
+    "jax-gpu": _module("jax", "gpu"),
+    "openvino": _module("openvino", "OpenVinoTarget"),
+    "directml": _module("directml", "DirectMLTarget"),
+    "tensorflow": _module("tensorflow", "TensorFlowTarget"),
+    "litert": _module("litert", "LiteRtTarget"),
+    "keras-numpy": _module("keras", "KerasNumpyTarget"),
     # mindspore before paddle: paddle's libdnnl, loaded first in one process, keeps MindSpore's from loading
-    "mindspore": _module("mindspore_target", "MindSporeTarget"),
-    "paddle": _module("paddle_target", "PaddleTarget"),
-    "tract": _module("tract_target", "TractTarget"),
-    "iree": _module("iree_target", "IreeTarget"),
-    "tinygrad": _module("tinygrad_target", "TinygradTarget"),
-    "tvm": _module("tvm_target", "TvmTarget"),
-    "mlx": _module("mlx_target", "MlxTarget"),
+    "mindspore": _module("mindspore", "MindSporeTarget"),
+    "paddle": _module("paddle", "PaddleTarget"),
+    "tract": _module("tract", "TractTarget"),
+    "iree": _module("iree", "IreeTarget"),
+    "tinygrad": _module("tinygrad", "TinygradTarget"),
+    "tvm": _module("tvm", "TvmTarget"),
+    "mlx": _module("mlx", "MlxTarget"),
     # in Python environments of their own (topkspec env setup NAME; topkspec.targets.foreign)
-    "jittor": _module("jittor_target", "JittorTarget"),
+    "jittor": _module("jittor", "JittorTarget"),
     "onnxruntime@1.31": lambda: _versioned("onnxruntime@1.31"),
 }
 
 
 # Families with a target per version, each in its own environment: `onnxruntime@1.31`.
-VERSIONED_FAMILIES = {"onnxruntime": ("ort_foreign", "versioned")}
+VERSIONED_FAMILIES = {"onnxruntime": ("onnxruntime_foreign", "versioned")}
 
 
 def _versioned(spec: str) -> Target | None:
@@ -76,7 +76,7 @@ def _versioned(spec: str) -> Target | None:
     if not at or family not in VERSIONED_FAMILIES or not version.replace(".", "").isdigit():
         return None
     module, factory = VERSIONED_FAMILIES[family]
-    return getattr(importlib.import_module(f"topkspec.targets.{module}"), factory)(version)
+    return getattr(importlib.import_module(f"topkspec.targets.runtimes.{module}"), factory)(version)
 
 
 def entry_points() -> dict:

@@ -15,7 +15,7 @@ from typing import Callable
 
 from topkspec.targets.base import AdapterError, Target, function_origin, user_error
 from topkspec.targets.import_string import named_object
-from topkspec.targets.repro import ReproWriter, RuntimeStack, function_loader, register_repro_writer
+from topkspec.repro.writers import ReproWriter, RuntimeStack, function_loader, register_repro_writer
 
 
 @lru_cache(maxsize=None)
