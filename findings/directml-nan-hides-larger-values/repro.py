@@ -1,5 +1,5 @@
 """Runs case.json beside this file through DirectML.dll itself, with the C harness in
-topkspec's DirectML worker (topkspec/targets/directml/worker.c, the part headed "corpus
+topkspec's DirectML worker (topkspec/directml/worker/worker.c, the part headed "corpus
 cases"): it fills a DML_TOP_K1_OPERATOR_DESC from the case, runs it on the device, and checks
 what holds whatever DirectML does with NaN (indices in range and distinct, values the input's
 elements at them, the non-NaN values returned the largest non-NaN inputs in order).
