@@ -288,3 +288,19 @@ def test_a_failure_an_earlier_group_kept_is_passed_over_and_the_group_digs_on():
     assert result.groups_that_failed() == {"valid", "nan"}, result.groups_that_failed()
     assert result.examples["nan"] == result.budgets["nan"], \
         f"the nan group ran {result.examples['nan']} of its {result.budgets['nan']} examples"
+
+
+def test_a_metamorphic_group_with_nothing_to_judge_is_not_planned():
+    # torch leaves ties open: no prefix, no moved axis, no equal repeats it promises, and at an
+    # ONNX profile there are no two DirectML operators to compare; its examples would only have
+    # made the run look thin (exit 3) while judging nothing.
+    from topkspec.fuzz.groups import plan_groups
+    from topkspec.targets.base import CallableTarget
+    from topkspec.targets.runtimes.contracts import TORCH
+
+    target = CallableTarget(lambda x, *, axis, k, largest: None, name="ties-open")
+    assert {"metamorphic", "deterministic"} <= set(plan_groups(target, "onnx:24")), "a plain function promises them"
+    left = set(plan_groups(target, "onnx:24", contract=TORCH))
+    assert "metamorphic" not in left and "deterministic" not in left, f"planned for a ties-open contract: {left}"
+    assert "metamorphic" in plan_groups(target, "dml:5.0", contract=TORCH), (
+        "at a DirectML profile the two operators are compared, whatever the ties")

@@ -19,6 +19,7 @@ import numpy as np
 
 from topkspec import spec
 from topkspec.properties.failures import NONDETERMINISTIC, WRONG_RESULT, Violation
+from topkspec.spec.profiles import parse_profile
 from topkspec.properties.property import METAMORPHIC, Property, Relation, rules
 from topkspec.properties.result import check_nan_policy_free, check_shape, has_nan
 from topkspec.properties.sequences import at, by_index, rows, same_bits, show, where
@@ -112,10 +113,22 @@ def check_axis_moves(case, x, run):
     _compare(AXIS_MOVES, what, case, original, back)
 
 
+def compares_operators(profile) -> bool:
+    """Whether `profile` has the two operators out.topk_equals_topk1 compares."""
+    profile = parse_profile(profile)
+    return profile.family == "dml" and {"TOP_K", "TOP_K1"} <= set(spec.ops(profile))
+
+
+def applies_at(name: str, profile) -> bool:
+    """Whether the metamorphic property `name` can judge any case at `profile` (a group whose
+    properties all cannot, or check only what the target leaves open, is not planned)."""
+    return compares_operators(profile) if name == "topk_equals_topk1" else True
+
+
 def check_topk_equals_topk1(case, x, run):
     """out.topk_equals_topk1: DML_TOP_K gives what DML_TOP_K1 with DECREASING gives.
     Applies to DirectML profiles that have both operators."""
-    if case.family != "dml" or "TOP_K1" not in spec.ops(case.profile):
+    if not compares_operators(case.profile):
         return
     top_k = case.with_(op="TOP_K", largest=True)
     top_k1 = case.with_(op="TOP_K1", largest=True)
