@@ -248,8 +248,10 @@ def test_check_result_names_the_most_specific_rule():
     with pytest.raises(Violation) as info:
         check_result(case, x, values, indices)
     assert info.value.rules == ("out.indices.range_distinct", "out.indices.base"), info.value.rules
-    assert info.value.message == ("out.indices.range_distinct: position 1: index 3 is not an index of the "
-                                  "sequence (expected 0 <= index < 3, counted from the sequence start)")
+    assert info.value.message == ("position 1: index 3 is not an index of the sequence (expected 0 <= index < 3, "
+                                  "counted from the sequence start)")
+    assert str(info.value) == f"out.indices.range_distinct, out.indices.base: {info.value.message} " \
+                              "[K=2, axis=-1, largest, sorted]"
     assert info.value.where == {"sequence": (), "position": 1}
 
     zeros = np.array([-0.0, 0.0], dtype=np.float32)
@@ -268,7 +270,8 @@ def test_order_message_says_where_expected_and_actual():
     values, indices = bugs.index_order_output(x, axis=1, k=3)
     with pytest.raises(Violation) as info:
         check_order(case, x, values, indices)
-    assert info.value.message == "out.order: sequence (0,) position 1: expected 3.0 >= next, got 3.0 then 4.0"
+    assert str(info.value) == ("out.order: sequence (0,) position 1: expected 3.0 >= next, got 3.0 then 4.0 "
+                               "[TOP_K1, K=3, axis=1, DECREASING]")
     assert info.value.where == {"sequence": (0,), "position": 1}
 
 

@@ -82,7 +82,9 @@ def _message(traceback: str | None) -> str:
     marked = [line[1:].strip() for line in lines if line.startswith("E ")]
     text = " ".join(marked) if marked else (lines[-1] if lines else "?")
     name, _, rest = text.partition(": ")
-    return rest if rest and "." in name and " " not in name else text  # without the exception's dotted name
+    # without the exception's dotted name (a class: capitalised), keeping a rule id that begins the text
+    dotted_class = "." in name and " " not in name and name.rsplit(".", 1)[-1][:1].isupper()
+    return rest if rest and dotted_class else text
 
 
 def read_campaign(database) -> list[TestRecord]:

@@ -109,21 +109,21 @@ class GroupContext:
             if isinstance(exc, TargetHung):  # no rule is in question: a time limit was reached
                 self.fatal[failures.TIMEOUT] += 1
                 limit = getattr(self.target, "timeout", None)
-                raise Violation(TIMEOUT_RULE, f"{case.describe()}: no answer within the time limit: {exc}",
+                raise Violation(TIMEOUT_RULE, f"no answer within the time limit: {exc}",
                                 failure_class=failures.TIMEOUT, actual=str(exc),
-                                expected=f"an answer within {limit:g} s" if limit else "an answer") from None
+                                expected=f"an answer within {limit:g} s" if limit else "an answer",
+                                call=case) from None
             self.fatal[failures.CRASH] += 1
-            raise Violation(rule, f"{case.describe()}: the target crashed: {exc}",
-                            failure_class=failures.CRASH, expected="a result", actual=str(exc)) from None
+            raise Violation(rule, f"the target crashed: {exc}",
+                            failure_class=failures.CRASH, expected="a result", actual=str(exc), call=case) from None
 
     def _adapter_error(self, case, exc) -> Violation:
         """The adapter broke (AdapterError, or any other exception but Rejected): reported as
         its own class under the pseudo-rule "adapter", never as a refusal or a runtime fault."""
         text = str(exc) if isinstance(exc, AdapterError) else describe_error(exc)
-        return Violation(ADAPTER_RULE, f"{case.describe()}: the adapter broke (not a refusal, and no verdict "
-                                       f"on the runtime): {text}",
+        return Violation(ADAPTER_RULE, f"the adapter broke (not a refusal, and no verdict on the runtime): {text}",
                          failure_class=failures.ADAPTER_ERROR, expected="a result or a refusal (Rejected)",
-                         actual=text)
+                         actual=text, call=case)
 
     def unsupported(self, case) -> str | None:
         """Why the adapter cannot express the case, or None; Rejected when the runtime refuses
@@ -149,10 +149,10 @@ class GroupContext:
         except Rejected as exc:
             if refusal_is_finding:
                 raise Violation("out.valid_accepted",
-                                f"out.valid_accepted: {judged.describe()} is valid, but {self.target.name} "
+                                f"{judged.dtype}{list(judged.shape)} is valid, but {self.target.name} "
                                 f"refuses {judged.dtype} cases like it at {judged.profile}: {exc}",
                                 failure_class=failures.REJECTS_VALID, where={"value type": judged.dtype},
-                                expected="a result", actual=str(exc)) from None
+                                expected="a result", actual=str(exc), call=judged) from None
             reason = (f"invalid {judged.dtype} cases: the runtime refuses valid {judged.dtype} cases alike, so a "
                       f"refusal proves nothing: {exc}")
         if reason:
@@ -204,9 +204,9 @@ class GroupContext:
             if may_refuse(case):
                 raise RefusedKAtAxisSize(str(exc)) from None
             raise Violation("out.valid_accepted",
-                            f"out.valid_accepted: {case.describe()} is valid but was refused: {exc}",
+                            f"{case.dtype}{list(case.shape)} is valid but was refused: {exc}",
                             failure_class=failures.REJECTS_VALID, expected="a result",
-                            actual=str(exc)) from None
+                            actual=str(exc), call=case) from None
 
     def held(self, name: str) -> None:
         """Property `name` was checked on this example and held: counted for its rules."""
@@ -266,9 +266,7 @@ class GroupContext:
                     explained = violation.rules
                 except (Violation, LookupError):
                     explained = ()
-                refiled = Violation(wrong.rules, wrong.message, failure_class=wrong.failure_class,
-                                    where=wrong.where, expected=wrong.expected, actual=wrong.actual,
-                                    causes=wrong.causes, also=explained)
+                refiled = wrong.with_(also=explained)
                 self.found_after[id(refiled)] = number + 1
                 return refiled
         return violation
@@ -334,9 +332,7 @@ class GroupContext:
         self.failures.pop(failure.key, None)  # re-inserted last: `last` is the latest raised
         self.failures[failure.key] = failure
         result.note_failure()
-        raise found_type(failure.key)(violation.rules, violation.message, failure_class=violation.failure_class,
-                                      where=violation.where, expected=violation.expected, actual=violation.actual,
-                                      causes=violation.causes, also=violation.also)
+        raise violation.with_(found_type(failure.key))
 
     def _naming_the_rest(self, violation):
         """The violation raised for the example, naming the rules the example's other
@@ -345,9 +341,7 @@ class GroupContext:
         extra = tuple(dict.fromkeys(r for r in others if r not in violation.rules + violation.also))
         if not extra or violation.failure_class == failures.ACCEPTS_INVALID:
             return violation
-        named = Violation(violation.rules, violation.message, failure_class=violation.failure_class,
-                          where=violation.where, expected=violation.expected, actual=violation.actual,
-                          causes=violation.causes, also=violation.also + extra)
+        named = violation.with_(also=violation.also + extra)
         self.found_after[id(named)] = self.calls_until(violation)
         return named
 

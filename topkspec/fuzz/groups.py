@@ -167,9 +167,9 @@ def _refused(draw, verdict) -> None:
     """out.invalid_rejected: a target's verdict on a broken descriptor is a refusal."""
     if verdict["accepted"]:
         rules = ("out.invalid_rejected",) + tuple(sorted(draw.rules))
-        raise Violation(rules, f"out.invalid_rejected: the descriptor breaks {', '.join(sorted(draw.rules))} "
-                               f"({draw.how}) but was accepted ({verdict['detail']})",
-                        failure_class=failures.ACCEPTS_INVALID, expected="a refusal", actual=verdict["detail"])
+        raise Violation(rules, f"the descriptor is invalid ({draw.how}) but was accepted ({verdict['detail']})",
+                        failure_class=failures.ACCEPTS_INVALID, expected="a refusal", actual=verdict["detail"],
+                        call=draw.case if draw.case is not None else _DescriptorOnly(draw))
 
 
 class _DescriptorOnly:
@@ -188,6 +188,10 @@ class _DescriptorOnly:
 
     def describe(self) -> str:
         return self.draw.describe()
+
+    def call_text(self) -> str:
+        """The call as a failure message ends it: no Case carries the descriptor, so it is named."""
+        return f"[{self.op + ' ' if self.op else ''}descriptor as written]"
 
     def to_dict(self) -> dict:
         return {"profile": self.draw.profile, "descriptor": self.draw.descriptor}

@@ -64,8 +64,8 @@ def _accepts_body(ctx, drawn: ValidDescriptor) -> bool:
 def _accepted(case, name: str, accepted: bool, detail: str) -> None:
     if not accepted:
         raise Violation("out.valid_accepted",
-                        f"out.valid_accepted: {case.describe()} is valid, but {name} refused its descriptor: {detail}",
-                        failure_class=failures.REJECTS_VALID, expected="acceptance", actual=detail)
+                        f"{case.dtype}{list(case.shape)} is valid, but {name} refused its descriptor: {detail}",
+                        failure_class=failures.REJECTS_VALID, expected="acceptance", actual=detail, call=case)
 
 
 def accepts_group(target, profile: str, strict_doc: bool = False) -> tuple:

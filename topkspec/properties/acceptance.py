@@ -12,7 +12,7 @@ import numpy as np
 
 from topkspec.spec import dtypes
 from topkspec.properties.failures import ACCEPTS_INVALID, REJECTS_VALID, Violation
-from topkspec.properties.property import ACCEPTANCE, Property, rules
+from topkspec.properties.property import ACCEPTANCE, Property, names_the_call, rules
 
 # The rules these checks enforce, as the spec's Rule objects (a typo fails at import).
 (VALID_ACCEPTED, INVALID_REJECTED,) = rules(
@@ -34,6 +34,7 @@ def may_refuse(case) -> bool:
     return case.family == "dml" and case.k == case.axis_size
 
 
+@names_the_call
 def check_accepts_valid(case, run, x=None):
     """out.valid_accepted: a valid case runs without being refused (a DirectML K equal to the
     axis size may be refused: see may_refuse)."""
@@ -44,12 +45,12 @@ def check_accepts_valid(case, run, x=None):
         if may_refuse(case):
             return
         raise Violation(VALID_ACCEPTED,
-                        f"out.valid_accepted: {case.describe()} is valid but was refused: "
-                        f"{type(exc).__name__}: {exc}",
+                        f"{case.dtype}{list(case.shape)} is valid but was refused: {type(exc).__name__}: {exc}",
                         failure_class=REJECTS_VALID, expected="a result",
                         actual=f"{type(exc).__name__}: {exc}") from exc
 
 
+@names_the_call
 def check_rejects_invalid(draw, run, x=None):
     """out.invalid_rejected: a descriptor that breaks a rule is refused, not computed.
     Applies to draws whose breakage a Case can carry (draw.case is not None)."""
@@ -64,8 +65,8 @@ def check_rejects_invalid(draw, run, x=None):
         return
     shape = list(np.shape(result[0])) if isinstance(result, tuple) and result else None
     raise Violation((INVALID_REJECTED,) + tuple(sorted(draw.rules)),
-                    f"out.invalid_rejected: {case.describe()} breaks {', '.join(sorted(draw.rules))} "
-                    f"({draw.how}) but was accepted (values of shape {shape} returned)",
+                    f"{case.dtype}{list(case.shape)} is invalid ({draw.how}) but was accepted "
+                    f"(values of shape {shape} returned)",
                     failure_class=ACCEPTS_INVALID, expected="a refusal", actual=f"values of shape {shape}")
 
 

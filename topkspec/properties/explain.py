@@ -137,7 +137,7 @@ def no_nan_placement(case, x, values):
     placed = "; ".join(f"{name} gives {_listed(keys(v)[r])}" for name, (v, _) in nan_placements(case, x).items())
     return Violation(
         (rule, nan_rule),
-        f"{rule.id}: {at(outer, r)}: no placement of NaN makes this result right ({placed}): wherever NaN "
+        f"{at(outer, r)}: no placement of NaN makes this result right ({placed}): wherever NaN "
         f"goes, the non-NaN values returned are the {direction} non-NaN values of the sequence"
         f"{', in order' if case.sorted else ''}, so expected {_listed(want[r, :m])}, got {_listed(got[r, :m])}",
         where=where(outer, r), expected=want[r, :m], actual=got[r, :m], causes=(NAN_IN_THE_WAY,))

@@ -18,14 +18,17 @@ FAILURE_CLASSES = (WRONG_RESULT, CRASH, TIMEOUT, REJECTS_VALID, ACCEPTS_INVALID,
 
 class Violation(AssertionError):
     """A broken guarantee: which rules (ids, or the spec's Rule objects, kept as ids), what
-    broke, where, expected against actual.
+    broke, where, expected against actual, and the call that broke it.
 
     Subclasses AssertionError so a property called inside a plain pytest test or a
-    Hypothesis @given fails the test like any assertion.
+    Hypothesis @given fails the test like any assertion. Its text stands alone: the rules,
+    once, then the message, then the call, 'out.order: sequence (0,) position 1: expected
+    3.0 >= next, got 3.0 then 4.0 [K=3, axis=1, largest, sorted]'. The message itself names
+    neither, since reports show both on lines of their own.
     """
 
     def __init__(self, rules, message, *, failure_class=WRONG_RESULT, where=None,
-                 expected=None, actual=None, causes=(), also=()):
+                 expected=None, actual=None, causes=(), also=(), call=None):
         if isinstance(rules, str) or hasattr(rules, "id"):  # one rule: its id or the spec's Rule
             rules = (rules,)
         self.rules = tuple(getattr(rule, "id", rule) for rule in rules)
@@ -40,7 +43,29 @@ class Violation(AssertionError):
         # Rules the same failure breaks too, found beside it (the example's other violations,
         # a relation its result broke, failures of the same bug): named by its report.
         self.also = tuple(also)
-        super().__init__(f"[{', '.join(self.rules)}] {message}")
+        self.call = None  # '[K=3, axis=1, largest, sorted]': Case.call_text of the call that broke it
+        super().__init__(self.text())
+        self.at(call)
+
+    def at(self, call) -> "Violation":
+        """Name the call that broke the rule (a Case, or its text), unless one is named already:
+        the innermost check knows it best (of a relation's calls, the one whose result broke)."""
+        text = call if isinstance(call, str) or call is None else getattr(call, "call_text", lambda: None)()
+        if self.call is None and text:
+            self.call = text
+            self.args = (self.text(),)
+        return self
+
+    def text(self) -> str:
+        """What the failing test shows: the rules, the message, the call."""
+        return f"{', '.join(self.rules)}: {self.message}" + (f" {self.call}" if self.call else "")
+
+    def with_(self, kind=None, **changes) -> "Violation":
+        """A copy with `changes` to its fields, as `kind` (default: its own type)."""
+        fields = dict(rules=self.rules, message=self.message, failure_class=self.failure_class,
+                      where=self.where, expected=self.expected, actual=self.actual, causes=self.causes,
+                      also=self.also, call=self.call)
+        return (kind or type(self))(**{**fields, **changes})
 
     def to_dict(self) -> dict:
         return {

@@ -20,7 +20,7 @@ import numpy as np
 from topkspec import spec
 from topkspec.properties.failures import NONDETERMINISTIC, WRONG_RESULT, Violation
 from topkspec.spec.profiles import parse_profile
-from topkspec.properties.property import METAMORPHIC, Property, Relation, rules
+from topkspec.properties.property import METAMORPHIC, Property, Relation, names_the_call, rules
 from topkspec.properties.result import check_nan_policy_free, check_shape, has_nan
 from topkspec.properties.sequences import at, by_index, rows, same_bits, show, where
 
@@ -45,21 +45,23 @@ def _call(run, case, x):
     return result
 
 
-def _same_form(rule, what, failure_class, expected, actual):
+def _same_form(rule, what, failure_class, expected, actual, call):
     (ev, ei), (av, ai) = expected, actual
     if ev.shape != av.shape or ei.shape != ai.shape:
-        raise Violation(rule, f"{rule}: {what}: shapes differ, expected {list(ev.shape)}, got {list(av.shape)}",
-                        failure_class=failure_class, expected=list(ev.shape), actual=list(av.shape))
+        raise Violation(rule, f"{what}: shapes differ, expected {list(ev.shape)}, got {list(av.shape)}",
+                        failure_class=failure_class, expected=list(ev.shape), actual=list(av.shape), call=call)
     if ev.dtype != av.dtype or ei.dtype != ai.dtype:
-        raise Violation(rule, f"{rule}: {what}: types differ, expected {ev.dtype}/{ei.dtype}, got {av.dtype}/{ai.dtype}",
+        raise Violation(rule, f"{what}: types differ, expected {ev.dtype}/{ei.dtype}, got {av.dtype}/{ai.dtype}",
                         failure_class=failure_class, expected=[str(ev.dtype), str(ei.dtype)],
-                        actual=[str(av.dtype), str(ai.dtype)])
+                        actual=[str(av.dtype), str(ai.dtype)], call=call)
 
 
-def _compare(rule, what, case, expected, actual, *, failure_class=WRONG_RESULT, nan_equal=True):
+def _compare(rule, what, case, expected, actual, *, call=None, failure_class=WRONG_RESULT, nan_equal=True):
     """Raise `rule` at the first place where two NaN-free results differ (values by bits,
-    indices exactly; as sets of (index, value) for an unsorted case)."""
-    _same_form(rule, what, failure_class, expected, actual)
+    indices exactly; as sets of (index, value) for an unsorted case). `call`: the call whose
+    result is `actual`, which the violation names (default `case`)."""
+    call = call or case
+    _same_form(rule, what, failure_class, expected, actual, call)
     if not case.sorted:
         expected, actual = by_index(case, *expected), by_index(case, *actual)
     (ev, ei), (av, ai) = expected, actual
@@ -71,12 +73,13 @@ def _compare(rule, what, case, expected, actual, *, failure_class=WRONG_RESULT, 
     if bad.any():
         r, p = (int(v) for v in np.argwhere(bad)[0])
         raise Violation(rule,
-                        f"{rule}: {what}: {at(outer, r, p)}: expected value {show(erv[r, p])} at index "
+                        f"{what}: {at(outer, r, p)}: expected value {show(erv[r, p])} at index "
                         f"{show(eri[r, p])}, got value {show(arv[r, p])} at index {show(ari[r, p])}",
                         failure_class=failure_class, where=where(outer, r, p),
-                        expected=[erv[r, p], eri[r, p]], actual=[arv[r, p], ari[r, p]])
+                        expected=[erv[r, p], eri[r, p]], actual=[arv[r, p], ari[r, p]], call=call)
 
 
+@names_the_call
 def check_prefix(case, x, run, *, max_k=None):
     """out.prefix: the result for a smaller K is a prefix of the result for a larger K.
     Compares K with the largest K allowed (`max_k`, default the axis size; or, when K is that
@@ -94,6 +97,7 @@ def check_prefix(case, x, run, *, max_k=None):
     _compare(PREFIX, what, case.with_(k=small), prefix, little)
 
 
+@names_the_call
 def check_axis_moves(case, x, run):
     """out.axis_moves: moving the axis (a transpose) moves the result the same way.
     Needs rank 2 or more (a rank-1 tensor has nowhere to move its axis)."""
@@ -110,7 +114,7 @@ def check_axis_moves(case, x, run):
         return  # each result held to the NaN rule in _call: the relation holds (module text)
     back = tuple(np.moveaxis(a, moved_to, axis) for a in moved)
     what = f"axis {axis} moved to {moved_to} and back"
-    _compare(AXIS_MOVES, what, case, original, back)
+    _compare(AXIS_MOVES, what, case, original, back, call=moved_case)
 
 
 def compares_operators(profile) -> bool:
@@ -125,6 +129,7 @@ def applies_at(name: str, profile) -> bool:
     return compares_operators(profile) if name == "topk_equals_topk1" else True
 
 
+@names_the_call
 def check_topk_equals_topk1(case, x, run):
     """out.topk_equals_topk1: DML_TOP_K gives what DML_TOP_K1 with DECREASING gives.
     Applies to DirectML profiles that have both operators."""
@@ -137,9 +142,10 @@ def check_topk_equals_topk1(case, x, run):
     if has_nan(x):
         return  # each result held to the NaN rule in _call: the relation holds (module text)
     what = "TOP_K against TOP_K1 DECREASING"
-    _compare(TOPK_EQUALS_TOPK1, what, top_k1, first, second)
+    _compare(TOPK_EQUALS_TOPK1, what, top_k1, first, second, call=top_k)
 
 
+@names_the_call
 def check_deterministic(case, x, run, *, repeats=2):
     """out.deterministic: the same input gives the same output, bit for bit, `repeats` times
     (what the rules fix: with NaN, where NaN goes is each call's choice; unsorted, the order)."""
@@ -148,7 +154,7 @@ def check_deterministic(case, x, run, *, repeats=2):
         again = _call(run, case, x.copy())
         what = f"run {attempt + 1} against run 1"
         if has_nan(x):  # each result held to the NaN rule in _call; the types must still agree
-            _same_form(DETERMINISTIC, what, NONDETERMINISTIC, first, again)
+            _same_form(DETERMINISTIC, what, NONDETERMINISTIC, first, again, case)
             continue
         _compare(DETERMINISTIC, what, case, first, again, failure_class=NONDETERMINISTIC, nan_equal=False)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from topkspec.properties.failures import Violation
-from topkspec.properties.property import NAN, RESULT, Property, rules
+from topkspec.properties.property import NAN, RESULT, Property, names_the_call, rules
 from topkspec.properties.sequences import at, bits, nan_mask, rows, show, where
 from topkspec.spec.nan_order import nan_class, reference_topk_nan
 
@@ -24,6 +24,7 @@ def _same_value(a: np.ndarray, b: np.ndarray, order: str) -> np.ndarray:
     return numbers | (nan_a & nan_b & (nan_class(a, order) == nan_class(b, order)))
 
 
+@names_the_call
 def check_nan_order(case, x, values, indices, *, order: str = "largest", ties: bool = True):
     """out.nan.order: with NaN in the input, the values (and, where ties are promised in index
     order, the indices) are the reference's under the promised NaN order (default: numpy's and
@@ -48,7 +49,7 @@ def check_nan_order(case, x, values, indices, *, order: str = "largest", ties: b
     if bad.any():
         r, p = np.argwhere(bad)[0]
         raise Violation(NAN_ORDER,
-                        f"out.nan.order: {at(outer, r, p)}: with NaN ordered as promised ({_PLACE[order]}), "
+                        f"{at(outer, r, p)}: with NaN ordered as promised ({_PLACE[order]}), "
                         f"expected {show(wv[r, p])} there, got {show(vr[r, p])}",
                         where=where(outer, r, p), expected=wv[r, p], actual=vr[r, p])
 

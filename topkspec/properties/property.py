@@ -9,9 +9,11 @@ else from the catalogue (catalogue.py).
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Callable
 
+from topkspec.properties.failures import Violation
 from topkspec.spec.rules import Rule, rule
 
 RESULT = "result"  # check(case, x, values, indices)
@@ -26,6 +28,21 @@ ALWAYS, SORTED, UNSORTED, NAN = "always", "sorted", "unsorted", "nan"
 def rules(*ids: str) -> tuple[Rule, ...]:
     """The spec's Rule objects for `ids`: an id the spec lacks fails here, at import."""
     return tuple(rule(rule_id) for rule_id in ids)
+
+
+def names_the_call(check: Callable) -> Callable:
+    """`check`, its violation ending with the call it judged: its first argument, a Case (or
+    an invalid draw's case). A call a check inside it named already stays: the innermost knows
+    which of a relation's calls broke."""
+    @functools.wraps(check)
+    def checked(subject, *args, **options):
+        try:
+            return check(subject, *args, **options)
+        except Violation as violation:
+            violation.at(getattr(subject, "case", subject))
+            raise
+    checked.names_the_call = True
+    return checked
 
 
 @dataclass(frozen=True)
@@ -71,6 +88,8 @@ class Property:
     residual: bool = False
 
     def __post_init__(self):
+        if not getattr(self.check, "names_the_call", False):  # every failure message ends with its call
+            raise TypeError(f"{self.name}: decorate its check with @names_the_call")
         for named, _ in self.words:
             if not isinstance(named, Rule):
                 raise TypeError(f"{self.name}: words name the spec's Rule objects, not {named!r}")

@@ -14,7 +14,7 @@ import numpy as np
 from topkspec.spec import dtypes
 from topkspec.properties import explain
 from topkspec.properties.failures import Violation
-from topkspec.properties.property import NAN, RESULT, SORTED, UNSORTED, Property, rules
+from topkspec.properties.property import NAN, RESULT, SORTED, UNSORTED, Property, names_the_call, rules
 from topkspec.properties.sequences import (
     as_numbers, at, bits, is_float_array, keys, nan_mask, rows, same_bits, show, take_rows, where,
 )
@@ -81,31 +81,34 @@ def reference_result(case, x):
 
 # -- shape and types ------------------------------------------------------------------------
 
+@names_the_call
 def check_shape(case, x, values, indices):
     """out.shape: both outputs have the input's shape with the axis set to K."""
     for name, arr in (("values", values), ("indices", indices)):
         shape = tuple(np.shape(arr))
         if shape != case.out_shape:
             raise Violation(SHAPE,
-                            f"out.shape: {name} has shape {list(shape)}, expected {list(case.out_shape)} "
+                            f"{name} has shape {list(shape)}, expected {list(case.out_shape)} "
                             f"(input {list(case.shape)} with axis {case.norm_axis} set to K={case.k})",
                             where={"output": name}, expected=list(case.out_shape), actual=list(shape))
 
 
+@names_the_call
 def check_dtypes(case, x, values, indices):
     """out.dtype.values, out.dtype.indices: values of the input's type, indices of the index type."""
     got = type_name(values)
     if got != case.dtype:
-        raise Violation(DTYPE_VALUES, f"out.dtype.values: values are {got}, expected {case.dtype}",
+        raise Violation(DTYPE_VALUES, f"values are {got}, expected {case.dtype}",
                         where={"output": "values"}, expected=case.dtype, actual=got)
     got = type_name(indices)
     if got != case.index_dtype:
-        raise Violation(DTYPE_INDICES, f"out.dtype.indices: indices are {got}, expected {case.index_dtype}",
+        raise Violation(DTYPE_INDICES, f"indices are {got}, expected {case.index_dtype}",
                         where={"output": "indices"}, expected=case.index_dtype, actual=got)
 
 
 # -- decomposed checks ------------------------------------------------------------------------
 
+@names_the_call
 def check_indices(case, x, values, indices):
     """out.indices.range_distinct, out.indices.base: each sequence's indices lie in
     [0, axis size), counted from the start of the sequence, and are distinct."""
@@ -117,7 +120,7 @@ def check_indices(case, x, values, indices):
     if bad.any():
         r, p = _first(bad)
         raise Violation((INDEX_RANGE, INDEX_BASE),
-                        f"out.indices.range_distinct: {at(outer, r, p)}: index {show(idx[r, p])} is not an "
+                        f"{at(outer, r, p)}: index {show(idx[r, p])} is not an "
                         f"index of the sequence (expected 0 <= index < {n}, counted from the sequence start)",
                         where=where(outer, r, p), expected=f"0 <= index < {n}", actual=idx[r, p])
     ordered = np.sort(idx, axis=1)
@@ -127,7 +130,7 @@ def check_indices(case, x, values, indices):
         value = ordered[r, p]
         positions = [int(i) for i in np.flatnonzero(idx[r] == value)]
         raise Violation(INDEX_RANGE,
-                        f"out.indices.range_distinct: {at(outer, r, positions[1])}: index {show(value)} "
+                        f"{at(outer, r, positions[1])}: index {show(value)} "
                         f"appears at positions {positions}; expected distinct indices",
                         where=where(outer, r, positions[1]), expected="distinct indices",
                         actual=idx[r].tolist())
@@ -147,6 +150,7 @@ def _match(a, b) -> np.ndarray:
     return (ka == kb) | (nan_mask(a) & nan_mask(b))
 
 
+@names_the_call
 def check_gather(case, x, values, indices):
     """out.values.gather: each value is the input element at its index, bit for bit."""
     check_indices(case, x, values, indices)
@@ -163,11 +167,12 @@ def check_gather(case, x, values, indices):
         broken.append(INDEX_BASE)
         hint = " (the values match the indices minus one: indices look 1-based)"
     raise Violation(tuple(broken),
-                    f"out.values.gather: {at(outer, r, p)}: value {show(vr[r, p])} is not the input "
+                    f"{at(outer, r, p)}: value {show(vr[r, p])} is not the input "
                     f"element at its index {int(ir[r, p])}, which is {show(got[r, p])}{hint}",
                     where=where(outer, r, p), expected=got[r, p], actual=vr[r, p])
 
 
+@names_the_call
 def check_select(case, x, values, indices):
     """out.values.select: the values are the K largest (smallest) of each sequence, as a multiset."""
     ref_values, _ = reference_result(case, x)
@@ -179,12 +184,13 @@ def check_select(case, x, values, indices):
         r = int(np.flatnonzero(bad)[0])
         order = slice(None, None, -1) if case.largest else slice(None)
         raise Violation(SELECT,
-                        f"out.values.select: {at(outer, r)}: expected the {case.k} {_direction(case)} values "
+                        f"{at(outer, r)}: expected the {case.k} {_direction(case)} values "
                         f"{_short(want[r][order])}, got {_short(got[r][order])}",
                         where=where(outer, r), expected=want[r][order], actual=got[r][order],
                         causes=explain.direction_causes(case, x, values, indices))
 
 
+@names_the_call
 def check_order(case, x, values, indices):
     """out.order: values descending for largest/DECREASING, ascending otherwise (when sorted)."""
     if not case.sorted:
@@ -195,7 +201,7 @@ def check_order(case, x, values, indices):
         r, p = _first(bad)
         op = ">=" if case.largest else "<="
         raise Violation(ORDER,
-                        f"out.order: {at(outer, r, p)}: expected {show(vr[r, p])} {op} next, "
+                        f"{at(outer, r, p)}: expected {show(vr[r, p])} {op} next, "
                         f"got {show(vr[r, p])} then {show(vr[r, p + 1])}",
                         where=where(outer, r, p), expected=f"{op} {show(vr[r, p])}", actual=vr[r, p + 1],
                         causes=explain.direction_causes(case, x, values, indices))
@@ -225,6 +231,7 @@ def _cause_text(causes) -> str:
     return f" (the result is what {causes[0]} gives)" if len(causes) == 1 else ""
 
 
+@names_the_call
 def check_ties(case, x, values, indices):
     """out.ties.index_order, out.ties.kth_place, out.ties.signed_zero: equal values come out
     in ascending index order, the lower indices are the ones selected, and -0.0 ties with +0.0."""
@@ -238,7 +245,7 @@ def check_ties(case, x, values, indices):
             r, p = _first(bad)
             broken, causes = _tie_rules(case, x, values, indices, (raw[r, p], raw[r, p + 1]), TIE_ORDER)
             raise Violation(broken,
-                            f"{broken[0]}: {at(outer, r, p)}: equal values {show(raw[r, p])} and "
+                            f"{at(outer, r, p)}: equal values {show(raw[r, p])} and "
                             f"{show(raw[r, p + 1])} at indices {ir[r, p]} then {ir[r, p + 1]}: expected "
                             f"ascending index order{_cause_text(causes)}",
                             where=where(outer, r, p), expected=sorted([int(ir[r, p]), int(ir[r, p + 1])]),
@@ -262,12 +269,13 @@ def check_ties(case, x, values, indices):
         low, high = int(first_left[r]), int(last_kept[r])
         broken, causes = _tie_rules(case, x, values, indices, (xraw[r, low], xraw[r, high]), TIE_KTH_PLACE)
         raise Violation(broken,
-                        f"{broken[0]}: {at(outer, r)}: the equal values at indices {low} "
+                        f"{at(outer, r)}: the equal values at indices {low} "
                         f"({show(xraw[r, low])}) and {high} ({show(xraw[r, high])}) compete for the last places; "
                         f"expected index {low} kept, got index {high} kept instead{_cause_text(causes)}",
                         where=where(outer, r), expected=low, actual=high, causes=causes)
 
 
+@names_the_call
 def check_exact(case, x, values, indices):
     """out.exact: with NaN-free input, values and indices equal the reference bit for bit."""
     ref_values, ref_indices = reference_result(case, x)
@@ -280,13 +288,14 @@ def check_exact(case, x, values, indices):
     if bad.any():
         r, p = _first(bad)
         raise Violation(EXACT,
-                        f"out.exact: {at(outer, r, p)}: expected value {show(rv[r, p])} at index {int(ri[r, p])}, "
+                        f"{at(outer, r, p)}: expected value {show(rv[r, p])} at index {int(ri[r, p])}, "
                         f"got value {show(vr[r, p])} at index {show(ir[r, p])}",
                         where=where(outer, r, p), expected=[rv[r, p], int(ri[r, p])], actual=[vr[r, p], ir[r, p]])
 
 
 # -- ONNX sorted=0 and NaN ------------------------------------------------------------------------
 
+@names_the_call
 def check_unsorted_set(case, x, values, indices):
     """out.unsorted.set: with sorted=0, the (index, value) pairs of each sequence are those of
     the reference, in any order."""
@@ -299,7 +308,7 @@ def check_unsorted_set(case, x, values, indices):
     if bad.any():
         r = int(np.flatnonzero(bad)[0])
         raise Violation(UNSORTED_SET,
-                        f"out.unsorted.set: {at(outer, r)}: expected the indices {_short(want[r])} in any "
+                        f"{at(outer, r)}: expected the indices {_short(want[r])} in any "
                         f"order, got {_short(got[r])}",
                         where=where(outer, r), expected=want[r], actual=got[r])
 
@@ -315,11 +324,11 @@ def _at_a_nan(case, values, violation) -> Violation:
     row = int(np.ravel_multi_index(place["sequence"], outer)) if outer else 0
     if not nan_mask(vr[row, place["position"]]):
         return violation
-    return Violation(violation.rules + (NAN_UNSPECIFIED,), f"{violation.message} (a NaN was returned there)",
-                     failure_class=violation.failure_class, where=violation.where,
-                     expected=violation.expected, actual=violation.actual)
+    return violation.with_(rules=violation.rules + (NAN_UNSPECIFIED,),
+                           message=f"{violation.message} (a NaN was returned there)")
 
 
+@names_the_call
 def check_nan_policy_free(case, x, values, indices):
     """out.nan.unspecified: with NaN present, indices in range and distinct, values gathered
     from the input, and some placement of NaN makes the result right: its non-NaN values are

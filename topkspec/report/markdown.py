@@ -16,7 +16,8 @@ from topkspec.spec.queries import rule_status
 
 
 def message_of(violation) -> str:
-    """The violation's message without its leading rule id."""
+    """The violation's message, which names neither rule nor call (the report shows both on
+    lines of their own); a message made elsewhere that begins with its rule id loses it."""
     text = violation.message
     for rule in violation.rules:
         if text.startswith(f"{rule}: "):

@@ -93,6 +93,21 @@ class Case:
             index_dtype=data.get("index_dtype", "uint32"),
         )
 
+    def call_text(self) -> str:
+        """The call in the words its operator uses, as a failure message ends:
+        '[K=3, axis=1, largest, sorted]' (ONNX), '[TOP_K1, K=3, axis=1, DECREASING]' (DirectML,
+        whose results are always sorted and whose TOP_K has no direction)."""
+        if self.family == "dml":
+            words = [self.op, f"K={self.k}", f"axis={self.axis}"]
+            if self.op != "TOP_K" or not self.largest:
+                words.append("DECREASING" if self.largest else "INCREASING")
+            if not self.sorted:  # judged as a set: the runtime's contract never promises the order
+                words.append("unsorted")
+        else:
+            words = [f"K={self.k}", f"axis={self.axis}", "largest" if self.largest else "smallest",
+                     "sorted" if self.sorted else "unsorted"]
+        return f"[{', '.join(words)}]"
+
     def describe(self) -> str:
         """One line a person reads: op, type, shape, axis, K, direction."""
         direction = "largest" if self.largest else "smallest"
