@@ -77,28 +77,54 @@ def _plain_first(types):
 
 
 def plans_for(profile, *, ops=None, dtypes=None, ranks=None, max_rank=8) -> tuple[_OpPlan, ...]:
-    """The operators of `profile` with their allowed types and ranks, filtered by the arguments.
+    """The operators of a profile that valid cases draw, each with the value types, index types
+    and ranks it allows there, narrowed by the other arguments.
 
-    Raises InvalidStrategyArgument (a ValueError) when the filters leave nothing to draw."""
-    prof = spec.parse_profile(profile)
+    - profile: the spec profile, such as "dml:5.0" or "onnx:24".
+    - ops: keep only these operators; default None, every one of the profile.
+    - dtypes: keep only these value types; default None, every one an operator takes.
+    - ranks: keep only these ranks; default None, every one the profile allows.
+    - max_rank: keep no rank above it; default 8, at least 1.
+
+    Gives a tuple of plans (`op`, `value_types` with float32 first, `index_types`, `ranks`). Checks
+    its arguments at once; InvalidStrategyArgument when the filters leave nothing to draw.
+
+    >>> [(plan.op, plan.ranks) for plan in plans_for("dml:5.0", dtypes=["int8"], max_rank=2)]
+    [('TOP_K', (1, 2)), ('TOP_K1', (1, 2))]
+    """
+    prof = arguments.check_filters(profile, ops, dtypes, max_rank, ranks)
+    return arguments.check_plans(prof, _plans(prof, ops, dtypes, ranks, max_rank), ops, dtypes, ranks, max_rank)
+
+
+def _plans(prof, ops, dtypes, ranks, max_rank, any_rank=False) -> tuple[_OpPlan, ...]:
+    """The plans for checked arguments; `any_rank`: `ranks` instead of the profile's (the
+    breakers draw ranks the profile lacks)."""
     wanted_ops = spec.ops(prof) if ops is None else [op for op in ops if op in spec.ops(prof)]
     plans = []
     for op in wanted_ops:
-        values = spec.value_types(prof, op)
-        if dtypes is not None:
-            values = [t for t in values if t in set(dtypes)]
-        op_ranks = [r for r in (spec.ranks(prof, op) if ranks is None else ranks) if r <= max_rank]
+        values = [t for t in spec.value_types(prof, op) if dtypes is None or t in dtypes]
+        allowed = ranks if any_rank and ranks is not None else [
+            r for r in spec.ranks(prof, op) if ranks is None or r in ranks]
+        op_ranks = [r for r in allowed if r <= max_rank]
         if values and op_ranks:
             plans.append(_OpPlan(op, _plain_first(values), tuple(spec.index_types(prof, op)),
                                  tuple(sorted(op_ranks))))
-    if not plans:
-        raise arguments.InvalidStrategyArgument(f"ops={ops!r}, dtypes={dtypes!r}, ranks={ranks!r}, max_rank={max_rank} "
-                                                f"leave no operator of {prof.name} to draw")
     return tuple(plans)
 
 
 def k_position(k: int, n: int) -> str:
-    """Where K sits in 1..n: "n", "n-1", "1" or "middle" (the first that applies)."""
+    """Where K sits among the axis's places, as the case events report it.
+
+    - k: K; an integer from 1 to `n`.
+    - n: the axis size; an integer, at least 1.
+
+    Gives "n", "n-1", "1" or "middle", the first that applies. Checks its arguments at once
+    (InvalidStrategyArgument).
+
+    >>> [k_position(k, 5) for k in (5, 4, 1, 3)]
+    ['n', 'n-1', '1', 'middle']
+    """
+    arguments.check_k(k, n)
     if k == n:
         return "n"
     if k == n - 1:
@@ -110,12 +136,20 @@ def k_position(k: int, n: int) -> str:
 
 def axis_sizes(max_axis_size: int, min_size: int = 1) -> st.SearchStrategy[int]:
     """Axis lengths: short ones first (they shrink best), then lengths around powers of two,
-    then anything up to `max_axis_size`.
+    then any length in range.
 
-    max_axis_size: the longest length drawn (at least `min_size`).
-    min_size: the shortest length drawn (at least 1).
+    - max_axis_size: the longest length drawn; an integer, at least 1 and at least `min_size`.
+    - min_size: the shortest length drawn; default 1, at least 1.
 
-        axis_sizes(64).example()   # 3, 33, 64, ...
+    Draws integers from `min_size` to `max_axis_size`, shrinking towards `min_size`.
+
+    >>> n = axis_sizes(64).example()
+    >>> 1 <= n <= 64
+    True
+    >>> axis_sizes(4, min_size=5).validate()
+    Traceback (most recent call last):
+    ...
+    topkspec.strategies.arguments.InvalidStrategyArgument: max_axis_size=4 must be at least min_size=5
     """
     def checked():
         arguments.check_int("min_size", min_size, at_least=1)
@@ -137,12 +171,16 @@ def _axis_sizes(top: int, min_size: int) -> st.SearchStrategy[int]:
 
 
 def ks_for(n: int, *, strict_doc: bool = False) -> st.SearchStrategy[int]:
-    """K in 1..n (1..n-1 under strict_doc), with 1, n-1 and n drawn often.
+    """K for an axis of `n` elements, with 1, n-1 and n (the top K) drawn often.
 
-    n: the axis size (at least 1; at least 2 under strict_doc).
-    strict_doc: the literal DirectML text, K below the axis size.
+    - n: the axis size; an integer, at least 1 (at least 2 under `strict_doc`).
+    - strict_doc: the literal DirectML text, K below the axis size; default False.
 
-        ks_for(8).example()   # 1, 7, 8, 5, ...
+    Draws integers from 1 to n (to n-1 under `strict_doc`), shrinking towards 1.
+
+    >>> k = ks_for(8, strict_doc=True).example()
+    >>> 1 <= k <= 7
+    True
     """
     def checked():
         arguments.check_bool("strict_doc", strict_doc)
@@ -279,54 +317,57 @@ class CaseDrawer:
 
 
 def case_drawer(profile, *, ops=None, dtypes=None, max_rank=8, max_axis_size=DEFAULT_MAX_AXIS_SIZE,
-                max_total=DEFAULT_MAX_TOTAL, strict_doc=False, ranks=None) -> CaseDrawer:
-    """A function of a composite's `draw` giving a valid case (what `valid_cases` draws)."""
+                max_total=DEFAULT_MAX_TOTAL, strict_doc=False, ranks=None, any_rank=False) -> CaseDrawer:
+    """A function of a composite's `draw` giving a valid case (what `valid_cases` draws), for
+    arguments already checked; `any_rank`: draw `ranks` whether or not the profile allows them."""
     as_tuple = lambda items: None if items is None else tuple(items)  # noqa: E731
     return _case_drawer(profile, as_tuple(ops), as_tuple(dtypes), max_rank, max_axis_size, max_total,
-                        strict_doc, as_tuple(ranks))
+                        strict_doc, as_tuple(ranks), any_rank)
 
 
 @lru_cache(maxsize=64)
-def _case_drawer(profile, ops, dtypes, max_rank, max_axis_size, max_total, strict_doc, ranks) -> CaseDrawer:
+def _case_drawer(profile, ops, dtypes, max_rank, max_axis_size, max_total, strict_doc, ranks,
+                 any_rank) -> CaseDrawer:
     # Made once per arguments: a drawer lists every axis size it may draw, and a run plans
     # its groups (most with the same arguments) once per target.
-    plans = plans_for(profile, ops=ops, dtypes=dtypes, ranks=ranks, max_rank=max_rank)
+    prof = spec.parse_profile(profile)
+    plans = arguments.check_plans(prof, _plans(prof, ops, dtypes, ranks, max_rank, any_rank), ops, dtypes, ranks,
+                                  max_rank)
     return CaseDrawer(profile, plans, max_axis_size, max_total, strict_doc)
 
 
 def check_case_arguments(profile, ops, dtypes, max_rank, max_axis_size, max_total, strict_doc, ranks) -> None:
     """Raise InvalidStrategyArgument naming the first bad argument of valid_cases or case_and_input."""
-    prof = arguments.check_profile(profile)
-    arguments.check_names("ops", ops, ("TOP_K", "TOP_K1", "TopK"))
-    arguments.check_names("dtypes", dtypes, spec.dtypes.ALL_VALUE_TYPES)
-    arguments.check_int("max_rank", max_rank, at_least=1)
-    arguments.check_ranks("ranks", ranks)
-    arguments.check_bool("strict_doc", strict_doc)
-    low = 2 if strict_doc and prof.family == "dml" else 1  # the literal DirectML text: K below the axis size
-    why = f"must be at least {low}" + (" under strict_doc (K below the axis size)" if low == 2 else "")
-    for name, value in (("max_axis_size", max_axis_size), ("max_total", max_total)):
-        arguments.check_int(name, value, at_least=1)
-        if value < low:
-            arguments.fail(name, value, why)
+    prof = arguments.check_filters(profile, ops, dtypes, max_rank, ranks)
+    arguments.check_sizes(prof, max_axis_size, max_total, strict_doc)
+    arguments.check_plans(prof, _plans(prof, ops, dtypes, ranks, max_rank), ops, dtypes, ranks, max_rank,
+                          every_name=True)
 
 
 def valid_cases(profile, *, ops=None, dtypes=None, max_rank=8, max_axis_size=DEFAULT_MAX_AXIS_SIZE,
                 max_total=DEFAULT_MAX_TOTAL, strict_doc=False, ranks=None) -> st.SearchStrategy[Case]:
-    """Cases the spec allows at `profile`: `spec.validate` finds nothing wrong with any of them
-    (under `strict_doc` too when it is set). Arguments are checked when the strategy is first
-    used (InvalidStrategyArgument).
+    """TopK cases the spec allows at a profile: `spec.validate` finds nothing wrong with any.
 
-    profile: the spec profile ("dml:3.1", "onnx:11", ...).
-    ops: draw only these operators (None: every one of the profile).
-    dtypes: draw only these value types (None: every one the operator takes).
-    max_rank: draw no rank above it (at least 1).
-    max_axis_size: the longest axis drawn (at least 1).
-    max_total: the most elements of a shape (at least 1).
-    strict_doc: the literal DirectML text, K below the axis size.
-    ranks: draw only these ranks (None: what the profile allows).
+    - profile: the spec profile, such as "dml:3.1" or "onnx:11".
+    - ops: draw only these operators, each one of the profile's; default None, every one.
+    - dtypes: draw only these value types, each one some operator takes; default None, every one.
+    - max_rank: draw no rank above it; default 8, at least 1.
+    - max_axis_size: the longest axis drawn; default 4096, at least 1 (2 under `strict_doc`).
+    - max_total: the most elements of a shape; default 65536, at least 1 (2 under `strict_doc`).
+    - strict_doc: the literal DirectML text, K below the axis size; default False, no effect on ONNX.
+    - ranks: draw only these ranks, each one the profile allows; default None, every one.
 
-        valid_cases("onnx:24", dtypes=["int8"], max_rank=2).example()
-        # Case(profile='onnx:24', op='TopK', dtype='int8', shape=(3, 5), axis=1, k=2, ...)
+    Draws `topkspec.spec.Case` values, shrinking towards float32, rank 1, short axes and K = 1.
+    Arguments are checked when the strategy is first used (InvalidStrategyArgument).
+
+    >>> from topkspec import spec
+    >>> case = valid_cases("onnx:24", dtypes=["int8"], max_rank=2).example()
+    >>> case.dtype, case.rank <= 2, spec.validate(case)
+    ('int8', True, [])
+    >>> valid_cases("dml:2.1", ranks=[2]).validate()
+    Traceback (most recent call last):
+    ...
+    topkspec.strategies.arguments.InvalidStrategyArgument: ranks=[2] names 2, which no valid case at dml:2.1 has ...
     """
     def checked():
         check_case_arguments(profile, ops, dtypes, max_rank, max_axis_size, max_total, strict_doc, ranks)
@@ -342,8 +383,14 @@ def valid_cases(profile, *, ops=None, dtypes=None, max_rank=8, max_axis_size=DEF
 
 
 def any_valid_case() -> st.SearchStrategy[Case]:
-    """A valid case at any standard profile (what `st.from_type(Case)` draws); no arguments.
+    """Valid cases at every standard profile (what `st.from_type(Case)` draws).
 
-        any_valid_case().example()   # a Case at dml:2.1, onnx:11, ...
+    Takes no arguments. Draws `topkspec.spec.Case` values, the profile first (shrinking towards
+    the first of `spec.STANDARD_PROFILES`), then a case as `valid_cases(profile)` draws it.
+
+    >>> from topkspec import spec
+    >>> case = any_valid_case().example()
+    >>> case.profile in spec.STANDARD_PROFILES, spec.validate(case)
+    (True, [])
     """
     return st.sampled_from(spec.STANDARD_PROFILES).flatmap(valid_cases)

@@ -10,16 +10,29 @@ from topkspec.strategies.tensors import draw_array
 
 def case_and_input(profile, *, ops=None, dtypes=None, max_rank=8, max_axis_size=DEFAULT_MAX_AXIS_SIZE,
                    max_total=DEFAULT_MAX_TOTAL, allow_nan=False, require_nan=False, strict_doc=False):
-    """(case, x): a valid case at `profile` and an adversarial input of its type and shape.
-    Axes longer than the default add layouts whose special values stay few however long the
-    axis (tensors.draw_array). Arguments are checked when the strategy is first used
-    (InvalidStrategyArgument).
+    """A valid case and an adversarial input tensor for it, in one draw.
 
-    profile, ops, dtypes, max_rank, max_axis_size, max_total, strict_doc: as valid_cases.
-    allow_nan: floating-point inputs may hold NaN.
-    require_nan: floating-point inputs always hold at least one NaN.
+    - profile: the spec profile, such as "dml:5.0" or "onnx:24".
+    - ops: draw only these operators, as in `valid_cases`; default None, every one.
+    - dtypes: draw only these value types, as in `valid_cases`; default None, every one.
+    - max_rank: draw no rank above it; default 8, at least 1.
+    - max_axis_size: the longest axis drawn; default 4096, at least 1 (2 under `strict_doc`).
+    - max_total: the most elements of a shape; default 65536, at least 1 (2 under `strict_doc`).
+    - allow_nan: floating-point inputs may hold NaN; default False (no effect on integers).
+    - require_nan: floating-point inputs hold at least one NaN; default False (no effect on integers).
+    - strict_doc: the literal DirectML text, K below the axis size; default False, no effect on ONNX.
 
-        case, x = case_and_input("dml:5.0", dtypes=["float16"]).example()
+    Draws (case, x) pairs: a case as `valid_cases` draws it and a tensor as `arrays_for` does;
+    a `max_axis_size` above 4096 adds layouts that keep special values few however long the axis.
+    Arguments are checked when the strategy is first used (InvalidStrategyArgument).
+
+    >>> case, x = case_and_input("dml:5.0", dtypes=["float16"], max_total=64).example()
+    >>> case.dtype, x.dtype.name, x.shape == case.shape
+    ('float16', 'float16', True)
+    >>> case_and_input("dml:5.0", require_nan=None).validate()
+    Traceback (most recent call last):
+    ...
+    topkspec.strategies.arguments.InvalidStrategyArgument: require_nan=None must be True or False
     """
     def checked():
         check_case_arguments(profile, ops, dtypes, max_rank, max_axis_size, max_total, strict_doc, None)

@@ -60,9 +60,18 @@ _SPRINKLE_SHARES = (0.01, 0.1, 0.5)
 _SPECIAL_SHARES = (0.1, 0.5, 1.0)
 
 
-def tie_density(x: np.ndarray) -> str:
-    """Bucket for how many values repeat: "single", "all equal", "heavy ties" (at most 3
-    distinct or a quarter of the size), "some ties", "no ties"."""
+def tie_density(x) -> str:
+    """How many values of a tensor repeat, as a bucket for `event()` or a coverage count.
+
+    - x: the tensor; a numpy array, or anything `numpy.asarray` takes.
+
+    Gives "single" (one value or none), "all equal", "heavy ties" (at most 3 distinct values,
+    or at most one distinct value in four), "some ties" or "no ties"; -0.0 ties with 0.0.
+
+    >>> [tie_density(x) for x in ([1.0], [-0.0, 0.0], [1, 2, 1, 2, 3], [1, 2, 3, 4, 4], range(8))]
+    ['single', 'all equal', 'heavy ties', 'some ties', 'no ties']
+    """
+    x = np.asarray(x)
     if x.size <= 1:
         return "single"
     flat = x.reshape(-1)
@@ -212,14 +221,23 @@ def draw_array(draw, case, *, allow_nan: bool = False, require_nan: bool = False
 
 
 def arrays_for(case, *, allow_nan: bool = False, require_nan: bool = False) -> st.SearchStrategy[np.ndarray]:
-    """Input tensors of the case's value type and shape, adversarial on purpose. Arguments are
-    checked when the strategy is first used (InvalidStrategyArgument).
+    """Input tensors for a case, adversarial on purpose: ties, extremes, ±0, ±inf, subnormals.
 
-    case: the topkspec.spec.Case whose value type and shape the tensors have.
-    allow_nan: floating-point inputs may hold NaN.
-    require_nan: floating-point inputs always hold at least one NaN.
+    - case: the `topkspec.spec.Case` whose value type and shape the tensors have.
+    - allow_nan: floating-point tensors may hold NaN; default False (no effect on integers).
+    - require_nan: floating-point tensors hold at least one NaN; default False (no effect on integers).
 
-        arrays_for(Case("onnx:24", "TopK", "float16", (2, 8), axis=1, k=3)).example()
+    Draws numpy arrays, shrinking towards a short cycle of the plainest values (0, 1, -1, ...).
+    Arguments are checked when the strategy is first used (InvalidStrategyArgument).
+
+    >>> from topkspec.spec import Case
+    >>> x = arrays_for(Case("onnx:24", "TopK", "float16", (2, 8), axis=1, k=3)).example()
+    >>> x.dtype, x.shape
+    (dtype('float16'), (2, 8))
+    >>> arrays_for((2, 8)).validate()
+    Traceback (most recent call last):
+    ...
+    topkspec.strategies.arguments.InvalidStrategyArgument: case=(2, 8) must be a topkspec.spec.Case
     """
     def checked():
         arguments.check_case("case", case)

@@ -25,8 +25,23 @@ _IRREGULAR = 4
 
 
 def special_values(dtype: str, *, allow_nan: bool = False) -> list:
-    """Values of `dtype` that break implementations: extremes, ±0, ±inf, the smallest normal
-    and subnormal, and pairs that become equal when narrowed or widened to another type."""
+    """Values of a type that break implementations: extremes, ±0, ±inf, the smallest normal
+    and subnormal, and pairs that become equal when narrowed or widened to another type.
+
+    - dtype: the value type name, such as "float32", "bfloat16" or "int8".
+    - allow_nan: add NaN and -NaN (floating-point types); default False.
+
+    Gives a list of Python numbers. Checks its arguments at once (InvalidStrategyArgument).
+
+    >>> special_values("int8")
+    [-128, -127, -1, 0, 1, 63, 64, 126, 127]
+    >>> special_values("float")
+    Traceback (most recent call last):
+    ...
+    topkspec.strategies.arguments.InvalidStrategyArgument: dtype='float' must be a value type name ...
+    """
+    arguments.check_dtype("dtype", dtype)
+    arguments.check_bool("allow_nan", allow_nan)
     dt = dtypes.numpy_dtype(dtype)
     if dt.kind in "iu":
         info = np.iinfo(dt)
@@ -92,14 +107,22 @@ def finfo(dtype: str) -> dict:
 
 
 def elements(dtype: str, *, allow_nan: bool = False) -> st.SearchStrategy:
-    """One element as a Python number: small ones first (they shrink best), then the
-    special values, then anything of the type. Arguments are checked when the strategy is
-    first used (InvalidStrategyArgument).
+    """Single values of a type: small ones first (they shrink best), then the special values,
+    then anything of the type.
 
-    dtype: the value type name ("float32", "bfloat16", "int8", ...).
-    allow_nan: NaN may be drawn (floating-point types).
+    - dtype: the value type name, such as "float32", "bfloat16" or "int8".
+    - allow_nan: NaN may be drawn; default False (no effect on integers).
 
-        elements("int8").example()   # 0, -128, 3, ...
+    Draws Python numbers (int or float), shrinking towards 0. Arguments are checked when the
+    strategy is first used (InvalidStrategyArgument).
+
+    >>> value = elements("int8").example()
+    >>> isinstance(value, int) and -128 <= value <= 127
+    True
+    >>> elements("int8", allow_nan=1).validate()
+    Traceback (most recent call last):
+    ...
+    topkspec.strategies.arguments.InvalidStrategyArgument: allow_nan=1 must be True or False
     """
     def checked():
         arguments.check_dtype("dtype", dtype)

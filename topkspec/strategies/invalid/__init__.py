@@ -35,9 +35,23 @@ def carries_cases(profile, rule: str) -> bool:
 
 
 def breakable_rules(profile, *, strict_doc=None) -> list[str]:
-    """Ids of the descriptor rules `invalid_descriptors(profile, rule)` can break.
-    strict_doc: None for all, True/False for the rules active under that setting."""
-    prof = spec.parse_profile(profile)
+    """The ids of the descriptor rules that `invalid_descriptors(profile, rule)` can break.
+
+    - profile: the spec profile, such as "dml:5.0" or "onnx:24".
+    - strict_doc: True or False for the rules in force under that setting; default None, all.
+
+    Gives a list of rule ids in the spec's order. Checks its arguments at once
+    (InvalidStrategyArgument).
+
+    >>> "onnx.k.positive" in breakable_rules("onnx:24")
+    True
+    >>> breakable_rules("dml:5.0", strict_doc="yes")
+    Traceback (most recent call last):
+    ...
+    topkspec.strategies.arguments.InvalidStrategyArgument: strict_doc='yes' must be True, False or None
+    """
+    prof = arguments.check_profile(profile)
+    arguments.check_optional_bool("strict_doc", strict_doc)
     out = []
     for rule in spec.RULE_LIST:
         if rule.check is None or rule.scope != prof.family:
@@ -52,15 +66,24 @@ def breakable_rules(profile, *, strict_doc=None) -> list[str]:
 
 
 def invalid_descriptors(profile, rule=None) -> st.SearchStrategy[InvalidDraw]:
-    """Descriptors that break `rule` (any breakable rule of the profile when None). Arguments
-    are checked when the strategy is first used: InvalidStrategyArgument (a ValueError) for a
-    rule that is unknown, has no check, or cannot be broken at the profile (e.g.
-    dml.direction.enum where TOP_K1 does not exist).
+    """Descriptors that each break one rule of a profile, with the ids of the rules they break.
 
-    profile: the spec profile ("dml:5.0", "onnx:24", ...).
-    rule: the rule id to break (None: every breakable rule, each about as often).
+    - profile: the spec profile, such as "dml:5.0" or "onnx:24".
+    - rule: the id of the rule to break, one of `breakable_rules(profile)`; default None, every
+      breakable rule, each about as often.
 
-        invalid_descriptors("onnx:24", "onnx.k.positive").example().descriptor
+    Draws `InvalidDraw` values: `.descriptor`, `.rules` (exactly what `spec.validate` reports
+    for it), `.profile` and `.case` where the breakage is a Case. Arguments are checked when
+    the strategy is first used (InvalidStrategyArgument), a rule too: one that is unknown, has
+    no check, or cannot be broken at the profile (dml.direction.enum where TOP_K1 does not exist).
+
+    >>> draw = invalid_descriptors("onnx:24", "onnx.k.positive").example()
+    >>> sorted(draw.rules), draw.profile
+    (['onnx.k.positive'], 'onnx:24')
+    >>> invalid_descriptors("dml:2.0", "dml.direction.enum").validate()
+    Traceback (most recent call last):
+    ...
+    topkspec.strategies.arguments.InvalidStrategyArgument: rule='dml.direction.enum' cannot be broken at dml:2.0
     """
     def checked():
         prof = arguments.check_profile(profile)

@@ -76,7 +76,9 @@ def _strategy(fn, rule: str, when, profile: str):
 
 @lru_cache(maxsize=256)
 def _small_cases(profile: str, ops, ranks, max_rank: int):
-    return case_drawer(profile, ops=ops, ranks=ranks, max_rank=max_rank, max_axis_size=64, max_total=512)
+    # any_rank: the rank breaker draws ranks the profile lacks
+    return case_drawer(profile, ops=ops, ranks=ranks, max_rank=max_rank, max_axis_size=64, max_total=512,
+                       any_rank=True)
 
 
 def small_case(draw, profile: str, *, ops=None, ranks=None, max_rank: int = 8) -> Case:
