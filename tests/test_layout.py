@@ -236,3 +236,19 @@ def test_every_rule_id_written_in_the_code_is_a_rule_of_the_spec():
                if isinstance(node, ast.Constant) and isinstance(node.value, str) and RULE_ID.match(node.value)
                and node.value not in RULES]
     assert not unknown, "not rules of the spec:\n" + "\n".join(unknown)
+
+
+def test_repro_programs_are_written_in_one_room():
+    """Every template of a repro program lives in topkspec/repro/templates/, and each relation
+    between calls a report shows has its replay there (repro.relations), none in the properties."""
+    from topkspec.properties.catalogue import RELATIONS
+    from topkspec.repro.relations import REPLAYS
+
+    elsewhere = sorted(str(p.relative_to(ROOT)) for p in ROOT.rglob("*.tmpl")
+                       if (ROOT / "repro" / "templates") not in p.parents)
+    assert not elsewhere, f"templates outside topkspec/repro/templates/: {elsewhere}"
+    assert set(RELATIONS) == set(REPLAYS), (
+        f"relations without a replay: {sorted(set(RELATIONS) - set(REPLAYS))}; "
+        f"replays of no relation: {sorted(set(REPLAYS) - set(RELATIONS))}")
+    fields = {f for relation in RELATIONS.values() for f in vars(relation)}
+    assert fields <= {"calls", "sides"}, f"a property's Relation carries program text again: {fields}"
