@@ -252,3 +252,18 @@ def test_repro_programs_are_written_in_one_room():
         f"replays of no relation: {sorted(set(REPLAYS) - set(RELATIONS))}")
     fields = {f for relation in RELATIONS.values() for f in vars(relation)}
     assert fields <= {"calls", "sides"}, f"a property's Relation carries program text again: {fields}"
+
+
+def test_the_develop_page_shows_the_rooms_in_order():
+    """docs/develop.md's table of rooms names every room of LAYERS, bottom up, in its order."""
+    page = (ROOT.parent / "docs" / "develop.md").read_text(encoding="utf-8")
+    table = page[page.index("## Layers"):page.index("## Add a property")]
+    named = [name for line in table.splitlines() if line.startswith("| `")
+             for name in re.findall(r"`([\w.]+)`", line.split("|")[1])]
+    assert named == [room for room in LAYERS if room != "__main__"], f"docs/develop.md's rooms: {named}"
+
+
+@pytest.mark.parametrize("path", [p for p in MODULES if p.name == "__init__.py" and p.parent != ROOT], ids=_name)
+def test_every_room_opens_with_what_it_holds_and_may_import(path):
+    text = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+    assert text and re.search(r"\bimport", text, re.IGNORECASE), f"{_name(path)}: its opening text does not say what it may import"

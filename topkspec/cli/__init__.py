@@ -3,6 +3,8 @@
 Exit codes: 0 every property held (or the command did its job), 1 something was found,
 2 bad usage (a one-line `topkspec: error: ...` on stderr, never a traceback), 3 nothing was
 found but the run judged too little to say the properties hold (every case unsupported, say).
+
+Imports every room below it; nothing imports it but __main__.
 """
 from __future__ import annotations
 

@@ -8,6 +8,8 @@
 Deterministic for a topkspec version: the same files, byte for byte, on every machine. The
 cases are chosen for coverage (valid.py), not drawn at random; `from_reports` adds the shrunk
 counterexamples a campaign kept, as regression cases.
+
+Imports the spec, the targets and DirectML's protocol (its descriptor layout); nothing above them.
 """
 from __future__ import annotations
 

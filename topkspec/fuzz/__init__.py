@@ -13,6 +13,8 @@
 
 The names below load on first use, so importing one module of the engine stays light.
 Targets run in a worker process by topkspec.targets.isolation.
+
+Imports every room below it; only the front ends (cli, suite, pytest_plugin) import it.
 """
 import importlib
 

@@ -17,6 +17,8 @@ A list is TOML, one `[[known]]` table per deviation:
 
 Every built-in runtime ships its list beside this file (`<target>.toml`): `--known` without a
 file reads it.
+
+Imports the spec, properties and targets; nothing above it.
 """
 from __future__ import annotations
 

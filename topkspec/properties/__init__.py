@@ -7,6 +7,9 @@ naming the spec rules they enforce, each held in one Property object (property.p
 - acceptance checks: check_accepts_valid(case, run), check_rejects_invalid(draw, run).
 
 CATALOGUE lists every Property: its rules, kind, whether it holds with NaN, its words and relation.
+
+Imports the spec alone; nothing above it. Properties only check: how
+a report lines up a relation is here, how repro.py replays it is in topkspec.repro.
 """
 from topkspec.properties.acceptance import check_accepts_valid, check_rejects_invalid, may_refuse, plain_input
 from topkspec.properties.catalogue import BY_NAME, CATALOGUE

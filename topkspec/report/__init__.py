@@ -10,6 +10,8 @@
 
 Each target plugs in its own repro program and stack description with
 `topkspec.repro.writers.register_repro_writer`.
+
+Imports everything below it (repro writes the program); nothing of fuzz or cli.
 """
 from topkspec.report.compare import side_by_side
 from topkspec.report.folder import slug, write_report, write_reports

@@ -8,6 +8,8 @@ and the ONNX-to-DirectML lowering. Standard library only at import time.
 Importing the package loads only the validator and the export (whose names are also their
 modules' names); every other name, and each submodule, loads on first use, so a tool that
 imports the spec pays for what it uses (`topkspec.spec.speed` measures both).
+
+The bottom room but for errors: it imports errors and the standard library, nothing else of topkspec.
 """
 import importlib
 

@@ -3,6 +3,8 @@
     from topkspec.strategies import valid_cases, arrays_for, case_and_input, invalid_descriptors
 
 `st.from_type(Case)` draws a valid case at any standard profile.
+
+Imports the spec (and Hypothesis, numpy); nothing above it.
 """
 from hypothesis import strategies as st
 

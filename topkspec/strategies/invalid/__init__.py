@@ -5,6 +5,8 @@ InvalidDraw, or None where the profile gives no way to break it; the breakers re
 themselves by rule id (dml.py, onnx.py; see registry.py). A draw's `rules` are exactly the
 rules `spec.validate` reports for it: the rule it breaks plus any rule that cannot help
 breaking with it (see the rule's `co_broken`).
+
+Imports the spec and the valid-case strategies it starts from (strategies.cases, arguments).
 """
 from __future__ import annotations
 
