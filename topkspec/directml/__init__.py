@@ -6,7 +6,8 @@ Its rooms, from the bottom up (tests/test_layout.py keeps the order):
     cache.py     the cache folder and state.json (what setup chose)
     worker/      the native worker programs (C), their framed protocol, and building them
     windows/     the Windows stack on Linux: Wine, vkd3d, Mesa, Xvfb, and a bundle's own stack
-    client/      the worker processes: start, call, crash and hang handling, ONNX Runtime sessions
+    client/      the worker processes: start, call, crash and hang handling, one TopK call,
+                 ONNX Runtime sessions
                  -- the targets (topkspec.targets.runtimes.directml, .directml_ep) sit here --
     setup/       `topkspec directml setup` and `info`: install, and check the stack on known TopKs
     bundle/      `topkspec directml bundle` and `bundle-check`: the portable bundle for a GPU machine

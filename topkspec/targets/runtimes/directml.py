@@ -15,24 +15,18 @@ Python wrapper while the Wine process lives on.
 """
 from __future__ import annotations
 
-import math
 import os
-
-import numpy as np
 
 from topkspec.targets.isolation import DEFAULT_TIMEOUT, TargetCrashed, TargetHung
 from topkspec.targets.base import Rejected, Target
 from topkspec.directml.worker import protocol
+from topkspec.directml.client import topk_call
 from topkspec.directml.client.worker_process import Worker, WorkerStartError
 from topkspec.directml.client.worker_owner import WineWorkerOwner
 from topkspec.directml.windows.environment import current_stack
 from topkspec.targets.runtimes import directml_repro as repro_writer
 from topkspec.targets.runtimes import contracts as runtime_contracts
 from topkspec.repro.writers import register_repro_writer
-
-
-# A device that is gone cannot answer again: these end the worker like a crash.
-_DEVICE_LOST = {0x887A0005, 0x887A0006, 0x887A0007, 0x887A0020}
 
 # Descriptor rules whose broken descriptors reach CreateOperator as written although no Case
 # carries them. The rest cannot: a missing member or a Strides list of another length has no C
@@ -196,46 +190,19 @@ class DirectMLTarget(WineWorkerOwner, Target):
         if case.family != "dml":  # ONNX: lowered to TOP_K1, indices widened to int64 (lower.indices)
             values, indices = self.run(self.lowered(case), x)
             return values, indices.astype(case.index_dtype)
-        desc = protocol.case_descriptor(case)
         try:
-            encoded = protocol.encode_descriptor(desc)
+            return topk_call.run_case(self._worker_started, case, x, self.stats)
         except protocol.Inexpressible as exc:
             raise Rejected(f"directml: no DML_{case.op}_OPERATOR_DESC can hold this case: {exc}") from None
-        data = np.ascontiguousarray(np.asarray(x, dtype=np.dtype(case.dtype))).tobytes()
-        worker = self._worker_started()
-        status, stage, values, indices, timings = worker.execute(encoded, data)
-        self.stats["calls"] += 1
-        if timings[1]:
-            self.stats["compiled"] += 1
-        for key, micros in zip(("create_us", "compile_us", "execute_us"), timings):
-            self.stats[key] += micros
-        if protocol.failed(status):
-            where = protocol.STAGES.get(stage, f"stage {stage}")
-            if (status & 0xFFFFFFFF) in _DEVICE_LOST:
-                worker.kill()
-                raise TargetCrashed(f"directml: {where} returned {protocol.hresult_name(status)}: the device was lost")
-            raise Rejected(f"directml: {where} returned {protocol.hresult_name(status)}")
-        shape = tuple(case.out_shape) if 0 <= case.norm_axis < case.rank else tuple(case.shape)
-        count = math.prod(shape)
-        return (self._array(values, case.dtype, count, shape), self._array(indices, case.index_dtype, count, shape))
-
-    @staticmethod
-    def _array(data: bytes, dtype: str, count: int, shape) -> np.ndarray:
-        dt = np.dtype(dtype)
-        if len(data) < count * dt.itemsize:
-            raise Rejected(f"directml: an output of {len(data)} bytes cannot hold {count} {dtype} elements")
-        return np.frombuffer(data, dtype=dt, count=count).reshape(shape).copy()
+        except topk_call.DeviceLost as exc:
+            raise TargetCrashed(str(exc)) from None
+        except topk_call.Refused as exc:
+            raise Rejected(str(exc)) from None
 
     def check_descriptor(self, descriptor) -> dict | None:
         """DirectML's verdict on a JSON descriptor, exactly as written: {"accepted", "detail",
         "hresult", "micros"}; None when no C struct can hold it (see protocol.Inexpressible)."""
-        try:
-            encoded = protocol.encode_descriptor(descriptor)
-        except protocol.Inexpressible:
-            return None
-        status, micros = self._worker_started().create(encoded)
-        return {"accepted": not protocol.failed(status), "detail": protocol.hresult_name(status),
-                "hresult": status & 0xFFFFFFFF, "micros": micros}
+        return topk_call.create_operator(self._worker_started, descriptor)
 
     def verdict(self, descriptor) -> dict:
         """The `validate --against directml` entry for one descriptor (an ONNX node is first
