@@ -102,3 +102,26 @@ def test_the_docs_contract_file_runs_as_the_page_shows(tmp_path):
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "not promised" in done.stdout
+
+
+def test_workers_and_the_pytest_plugin_hold_the_target_to_the_run_contract(tmp_path):
+    """--workers runs the pytest plugin on xdist: --contract and --nan-order reach every worker
+    (--topk-contract, --topk-nan-order), as they reach a run in one process."""
+    import subprocess
+
+    pytest.importorskip("xdist")
+    (tmp_path / "nan-largest.toml").write_text('name = "onnx-nan-largest"\nimplements = "onnx"\n'
+                                                'profiles = ["onnx:24"]\n[promises]\nnan = "largest"\n')
+    target = os.path.join(os.path.dirname(__file__), "plugins", "nan_placement.py") + ":nan_last"
+
+    def fuzz(*args):
+        return subprocess.run([sys.executable, "-m", "topkspec", "fuzz", "--workers", "2", "--seed", "3",
+                               "--max-examples", "300", "--target", target, *args], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=600)
+
+    for args in (("--contract", "nan-largest.toml"), ("--nan-order", "largest")):
+        done = fuzz(*args)
+        assert done.returncode == 1 and "out.nan.order" in done.stdout, (
+            f"{args}: exit {done.returncode}\n" + done.stdout[-3000:] + done.stderr[-3000:])
+    done = fuzz()  # its own contract leaves NaN order open
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]

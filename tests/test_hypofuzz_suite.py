@@ -42,7 +42,8 @@ def test_options_from_the_environment():
 
 def test_the_environment_gives_the_options_back():
     every = SuiteOptions(target="torch", spec="onnx:11", timeout=2.5, known="", strict_doc=True,
-                         documents_only=True, max_axis_size=70000, max_elements=1 << 20)
+                         documents_only=True, max_axis_size=70000, max_elements=1 << 20, contract="c.toml",
+                         nan_order="totalorder")
     for options in (every, SuiteOptions(), SuiteOptions(known="k.toml")):
         assert SuiteOptions.from_environment(options.environment()) == options
 
@@ -50,11 +51,11 @@ def test_the_environment_gives_the_options_back():
 def test_the_front_end_hands_every_option_to_the_environment():
     args = build_parser().parse_args(
         ["fuzz", "--engine", "hypofuzz", "--target", "reference", "--spec", "dml:3.1", "--known",
-         "--documents-only", "--max-elements", "9000"])
+         "--documents-only", "--max-elements", "9000", "--nan-order", "smallest", "--contract", "/c.toml"])
     env = environment(args)
     assert SuiteOptions.from_environment(env) == SuiteOptions(
         target="reference", spec="dml:3.1", timeout=args.timeout, known="", documents_only=True,
-        max_elements=9000)
+        max_elements=9000, contract="/c.toml", nan_order="smallest")
     # the database as one word: pytest would take an existing folder for a path to collect
     assert "--topk-database=db" in command_line(2, "db")
 

@@ -35,6 +35,10 @@ def pytest_addoption(parser):
                     help="shrink and report known deviations too (they still pass)")
     group.addoption("--topk-documents-only", action="store_true", default=False,
                     help="judge by the documents alone: our readings broken are notes, not failures")
+    group.addoption("--topk-contract", default=None, metavar="FILE",
+                    help="hold the target to this contract (TOML) instead of its own (topkspec fuzz --contract)")
+    group.addoption("--topk-nan-order", choices=("largest", "totalorder", "smallest"), default=None,
+                    help="check this NaN order (topkspec fuzz --nan-order); default: as the contract")
     group.addoption("--topk-max-examples", type=int, default=None, metavar="N",
                     help="the budget of the suite run (default: the Hypothesis profile's max_examples)")
     group.addoption("--topk-database", default=None, metavar="DIR",
@@ -107,6 +111,9 @@ def _check_options(config) -> None:
         for option in ("--topk-max-axis-size", "--topk-max-elements", "--topk-max-examples"):
             if config.getoption(option) is not None and config.getoption(option) < 1:
                 raise ValueError(f"{option} must be at least 1, got {config.getoption(option)}")
+        if config.getoption("--topk-contract"):  # so does a contract that cannot be read
+            from topkspec.spec.contracts import load_contract
+            load_contract(config.getoption("--topk-contract"))
         known = config.getoption("--topk-known")
         if known:  # a bad file of known deviations stops the run before it starts
             from topkspec.known import load_known
@@ -127,7 +134,8 @@ def suite_options(config) -> SuiteOptions:
                         report_known=config.getoption("--topk-report-known"),
                         documents_only=config.getoption("--topk-documents-only"),
                         max_axis_size=config.getoption("--topk-max-axis-size"),
-                        max_elements=config.getoption("--topk-max-elements"))
+                        max_elements=config.getoption("--topk-max-elements"),
+                        contract=config.getoption("--topk-contract"), nan_order=config.getoption("--topk-nan-order"))
 
 
 class TopKSession:
@@ -154,13 +162,14 @@ class TopKSession:
         self.reported: dict = {}  # failure key -> report folder
         from topkspec.fuzz.confirm import Keeper, replayer_for
         replayer, _ = replayer_for(self.target, self.target_spec, timeout=self.timeout, profile=self.profile,
-                                   strict_doc=self.strict_doc)
+                                   strict_doc=self.strict_doc, contract=self.result.contract)
         self.keeper = Keeper(self.result, replayer, self.report_dir)  # confirms each failure before it is kept
 
     def _result(self, options: SuiteOptions):
         from hypothesis import settings
 
         from topkspec.fuzz import RunResult
+        from topkspec.spec.contracts import held_to
 
         known = options.known
         if known is not None:
@@ -170,7 +179,8 @@ class TopKSession:
                          settings=None, seed=None, max_examples=settings.default.max_examples,
                          strict_doc=self.strict_doc, known=known,
                          report_known=options.report_known, documents_only=options.documents_only,
-                         computes=self.target.computes)
+                         computes=self.target.computes,
+                         contract=held_to(self.target.contract, options.contract, options.nan_order))
 
     def _plan(self) -> dict:
         """{group: (strategy, example, ctx)}: the example draws nothing, so the session may be
@@ -184,7 +194,7 @@ class TopKSession:
         budgets = group_budgets()
         shapes = shape_limits(None, self.shapes["max_axis_size"], self.shapes["max_elements"])
         for group, (strategy, body) in plan_groups(self.target, self.profile, strict_doc=self.strict_doc,
-                                                   **shapes).items():
+                                                   contract=self.result.contract, **shapes).items():
             self.result.budgets[group] = budgets[group]
             example, ctx = group_example(self.target, self.result, group, body, strict_doc=self.strict_doc)
             groups[group] = (strategy, example, ctx)

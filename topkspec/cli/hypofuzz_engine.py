@@ -53,7 +53,8 @@ def environment(args) -> dict:
 
     return SuiteOptions(target=args.target, spec=args.profile, timeout=args.timeout, known=args.known,
                         strict_doc=args.strict_doc, documents_only=args.documents_only,
-                        max_axis_size=args.max_axis_size, max_elements=args.max_elements).environment()
+                        max_axis_size=args.max_axis_size, max_elements=args.max_elements,
+                        contract=args.contract, nan_order=args.nan_order).environment()
 
 
 def command_line(workers: int, database: str) -> list[str]:

@@ -33,7 +33,8 @@ def pytest_args(args) -> list[str]:
         line += ["--hypothesis-seed", str(args.seed)]
     if database is not None:
         line += ["--topk-database", database]
-    options = {"--topk-spec": args.profile, "--topk-report-dir": args.report_dir}
+    options = {"--topk-spec": args.profile, "--topk-report-dir": args.report_dir,
+               "--topk-contract": args.contract, "--topk-nan-order": args.nan_order}
     limits = shape_limits(args.settings, args.max_axis_size, args.max_elements)
     options["--topk-max-axis-size"], options["--topk-max-elements"] = limits["max_axis_size"], limits["max_elements"]
     line += [item for option, value in options.items() if value is not None for item in (option, str(value))]

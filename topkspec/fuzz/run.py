@@ -204,15 +204,10 @@ def _fails_alone(replayer):
 def run_contract(config: RunConfig, target: Target):
     """The contract a run holds the target to: --contract FILE (or a Contract) else the
     target's own, with the NaN order of --nan-order when given."""
-    from topkspec.spec.contracts import Contract, ContractError, load_contract, with_nan_order
+    from topkspec.spec.contracts import ContractError, held_to
 
     try:
-        contract = config.contract
-        if contract is None:
-            contract = target.contract
-        elif not isinstance(contract, Contract):
-            contract = load_contract(str(contract))
-        return with_nan_order(contract, config.nan_order) if config.nan_order else contract
+        return held_to(target.contract, config.contract, config.nan_order)
     except ContractError as exc:
         raise RunError(str(exc)) from None
 

@@ -19,6 +19,8 @@ class SuiteOptions:
     documents_only: bool = False
     max_axis_size: int | None = None
     max_elements: int | None = None
+    contract: str | None = None  # a TOML file of what the runtime promises; None: the target's own
+    nan_order: str | None = None  # largest, totalorder or smallest: the NaN order checked
 
     @classmethod
     def from_environment(cls, environ) -> "SuiteOptions":
@@ -62,4 +64,6 @@ ENVIRONMENT = {
     "TOPKSPEC_DOCUMENTS_ONLY": ("documents_only", bool, "1: judge by the documents alone"),
     "TOPKSPEC_MAX_AXIS_SIZE": ("max_axis_size", int, "the longest axis an input has"),
     "TOPKSPEC_MAX_ELEMENTS": ("max_elements", int, "the most elements an input has"),
+    "TOPKSPEC_CONTRACT": ("contract", str, "a TOML file of what the runtime promises (default: the target's own)"),
+    "TOPKSPEC_NAN_ORDER": ("nan_order", str, "the NaN order checked: largest, totalorder or smallest"),
 }

@@ -376,3 +376,10 @@ def with_nan_order(contract: Contract, order: str) -> Contract:
         raise ContractError(f"--nan-order {order!r}: expected one of {', '.join(NAN_ORDERS)}")
     return contract.replaced(nan=Promise("nan", order, f"NaN order {order}: {NAN_ORDERS[order]}.", "",
                                          "the run's --nan-order", DOCUMENTED))
+
+
+def held_to(own: Contract, given=None, nan_order: str | None = None) -> Contract:
+    """The contract a run holds its target to: `given` (a Contract, or a TOML file as
+    `--contract FILE` names it) else the target's `own`, promising `nan_order` when given."""
+    contract = own if given is None else given if isinstance(given, Contract) else load_contract(str(given))
+    return with_nan_order(contract, nan_order) if nan_order else contract
