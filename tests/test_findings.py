@@ -175,6 +175,30 @@ def test_a_duplicate_names_a_new_finding_of_the_same_runtime():
             assert finding["folder"] in report(original), f"{original['folder']}'s report must cover {finding['folder']}"
 
 
+def known_links(finding) -> set:
+    """The urls a known entry of the finding may link: its report, a duplicate's original's,
+    and the public page its status names once it is known upstream."""
+    links = {f"findings/{finding['folder']}/report.md"}
+    status = finding["status"]
+    if status.startswith("duplicate of "):
+        links.add(f"findings/{status.split()[2]}/report.md")
+    if status.startswith("known upstream: "):
+        links.add(status.split()[2].rstrip(";,"))
+    return links
+
+
+@pytest.mark.parametrize("finding", [f for f in findings() if not f["status"].startswith("withdrawn: ")],
+                         ids=lambda f: f["folder"])
+def test_each_finding_is_in_its_targets_known_list(finding):
+    # What a runtime does wrong goes in its known list (docs/develop.md), so a campaign run with
+    # --known, as the shipped CI workflows run it, counts what the register holds instead of failing.
+    from topkspec.known import load_known
+
+    target = TARGET_OF_RUNTIME[finding["runtime"]]
+    linked = {entry.url for entry in load_known(None, target)} & known_links(finding)
+    assert linked, f"{finding['folder']}: no entry of topkspec/known/{target}.toml links {sorted(known_links(finding))}"
+
+
 def check_repro_output(folder, returncode, output):
     """The failure message when a repro's run does not show its bug still there, else None."""
     if TRACEBACK in output:

@@ -16,7 +16,7 @@ BROKEN = os.path.join(HERE, "plugins", "broken_adapters.py")
 
 # Every built-in runtime that can deviate ships a list (the reference is the oracle itself).
 RUNTIMES = ("onnxruntime", "torch", "torch-cuda", "jax", "openvino", "onnx-reference", "directml", "tract",
-            "keras-numpy", "iree", "onnx-checker")
+            "keras-numpy", "iree", "onnx-checker", "mindspore", "tensorflow")
 FINDINGS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "findings")
 
 

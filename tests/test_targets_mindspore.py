@@ -20,6 +20,8 @@ from topkspec.spec import Case, dtypes  # noqa: E402
 from topkspec.targets import Rejected, get_target  # noqa: E402
 from target_checks import recorded_report, standalone_repro  # noqa: E402
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
 
 @pytest.fixture(scope="module")
 def target():
@@ -111,7 +113,28 @@ def test_bfloat16_is_refused_by_the_cpu_kernel_and_declared_known(target):
 def test_every_shipped_entry_has_a_reason_and_a_url():
     known = load_known(None, "mindspore")
     assert len(known) >= 1
-    assert all(entry.reason and entry.url.startswith("https://") for entry in known)
+    for entry in known:
+        assert entry.reason and (entry.url.startswith("https://") or os.path.isfile(os.path.join(ROOT, entry.url))), entry
+
+
+FINDING = "findings/mindspore-{}/report.md"
+
+
+@pytest.mark.parametrize("rule, dtype, finding", [
+    ("out.ties.index_order", "float32", "ties-out-of-index-order"),
+    ("out.ties.kth_place", "int32", "ties-out-of-index-order"),
+    ("out.nan.unspecified", "float64", "nan-unsorts-the-rest"),
+    ("out.values.select", "int16", "smallest-wraps-integers"),
+    ("out.order", "uint8", "smallest-wraps-integers"),
+    ("out.values.select", "float32", None),  # floats negate exactly: not the wrap
+    ("out.order", "float16", None),  # without NaN, floats come back in order
+])
+def test_each_deviation_found_is_declared_with_its_finding(target, rule, dtype, finding):
+    entry = load_known(None, "mindspore").match(rule, failures.WRONG_RESULT, dtype, "onnx:24", target.version())
+    if finding is None:
+        assert entry is None, entry
+    else:
+        assert entry is not None and entry.url == FINDING.format(finding), entry
 
 
 # -- the deviations found (reported, not known upstream): this fails once MindSpore fixes one ----------

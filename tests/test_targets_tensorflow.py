@@ -19,6 +19,8 @@ from topkspec.targets.base import Rejected  # noqa: E402
 from topkspec.targets.runtimes.tensorflow import TensorFlowTarget  # noqa: E402
 from target_checks import assert_exact as check, recorded_report, standalone_repro  # noqa: E402
 
+SUBNORMALS = "findings/tensorflow-subnormals-compared-as-zero/report.md"
+K1_NAN = "findings/tensorflow-k1-nan-returns-element-0/report.md"
 TINY = {"float32": 1.401298464324817e-45, "float64": 5e-324, "bfloat16": 9.2e-41, "float16": 6e-08}
 
 
@@ -115,8 +117,8 @@ def test_known_k_zero_is_accepted(tf_target, profile, op, rule):
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
 def test_known_subnormals_compare_as_zero_when_selecting_the_largest(tf_target, dtype):
-    entries = [e for e in load_known(None, "tensorflow") if e.dtype == dtype]
-    assert len(entries) == 1 and entries[0].rule == "out.*" and entries[0].url
+    entries = [e for e in load_known(None, "tensorflow") if e.dtype == dtype and e.url == SUBNORMALS]
+    assert len(entries) == 1 and entries[0].rule == "out.*"
     x = np.array([0.0, TINY[dtype]], dtype=dtypes.numpy_dtype(dtype))
     case = Case("onnx:24", "TopK", dtype, (2,), 0, 1, index_dtype="int64")
     _, indices = tf_target.run(case, x)
@@ -140,6 +142,19 @@ def test_k1_with_nan_returns_the_largest_non_nan_or_a_nan(tf_target):
     x = np.array([1.0, 2.0, np.nan], np.float32)
     values, indices = tf_target.run(Case("onnx:24", "TopK", "float32", (3,), 0, 1, index_dtype="int64"), x)
     assert indices.tolist() in ([1], [2]), f"got {values.tolist()} at {indices.tolist()}"
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "bfloat16"])
+def test_k1_with_nan_is_declared_with_its_finding(tf_target, dtype):
+    """A k = 1 result with NaN is filed under out.values.select: each float type's entry for it
+    comes ahead of the subnormal entries' out.*, which would match it first."""
+    known = load_known(None, "tensorflow")
+    filed = known.match("out.values.select", "wrong result", dtype, "onnx:24", tf_target.version())
+    assert filed is not None and filed.url == K1_NAN, filed
+    if dtype == "float16":  # no subnormal entry: nothing else of float16 is declared
+        assert known.match("out.nan.unspecified", "wrong result", dtype, "onnx:24", tf_target.version()) is None
+    order = known.match("out.order", "wrong result", dtype, "onnx:24", tf_target.version())
+    assert order is None or order.url == SUBNORMALS, order
 
 
 # -- repro.py ---------------------------------------------------------------------------------
