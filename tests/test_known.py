@@ -207,3 +207,17 @@ def test_a_report_of_a_deviation_nobody_reported_points_to_its_finding_not_upstr
         first = handle.read().splitlines()[2]
     assert first.startswith("**Known to topkspec, not reported upstream**"), first
     assert "findings/onnxruntime-uint16-uint32-not-implemented/report.md" in first and "Known upstream" not in first
+
+
+def test_an_entry_with_k_declares_that_k_alone(tmp_path):
+    from topkspec.known import load_known
+
+    path = tmp_path / "k.toml"
+    path.write_text('[[known]]\nrule = "out.values.select"\nclass = "wrong result"\nk = 1\nreason = "k = 1 only"\n')
+    known = load_known(str(path), "reference")
+    assert known.match("out.values.select", "wrong result", "float32", "onnx:24", "1", k=1) is not None
+    assert known.match("out.values.select", "wrong result", "float32", "onnx:24", "1", k=2) is None
+    assert "K = 1" in known.entries[0].describe()
+    path.write_text('[[known]]\nrule = "out.values.select"\nk = "1"\n')
+    with pytest.raises(Exception, match="k must be a whole number"):
+        load_known(str(path), "reference")

@@ -146,14 +146,21 @@ def test_k1_with_nan_returns_the_largest_non_nan_or_a_nan(tf_target):
 
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "bfloat16"])
 def test_k1_with_nan_is_declared_with_its_finding(tf_target, dtype):
-    """A k = 1 result with NaN is filed under out.values.select: each float type's entry for it
-    comes ahead of the subnormal entries' out.*, which would match it first."""
+    """A k = 1 result with NaN is filed under out.values.select: each float type's entry for it,
+    for K = 1 alone, comes ahead of the subnormal entries' out.*, which would match it first; at
+    another K the subnormal entries keep their failures."""
     known = load_known(None, "tensorflow")
-    filed = known.match("out.values.select", "wrong result", dtype, "onnx:24", tf_target.version())
+    version = tf_target.version()
+    filed = known.match("out.values.select", "wrong result", dtype, "onnx:24", version, k=1)
     assert filed is not None and filed.url == K1_NAN, filed
-    if dtype == "float16":  # no subnormal entry: nothing else of float16 is declared
-        assert known.match("out.nan.unspecified", "wrong result", dtype, "onnx:24", tf_target.version()) is None
-    order = known.match("out.order", "wrong result", dtype, "onnx:24", tf_target.version())
+    other = known.match("out.values.select", "wrong result", dtype, "onnx:24", version, k=2)
+    if dtype == "float16":  # no subnormal entry; the sort path's NaN failures are #119359's
+        assert other is None, other
+        nan = known.match("out.nan.unspecified", "wrong result", dtype, "onnx:24", version, k=4)
+        assert nan is not None and nan.url.endswith("/issues/119359"), nan
+    else:
+        assert other is not None and other.url == SUBNORMALS, other
+    order = known.match("out.order", "wrong result", dtype, "onnx:24", version, k=1)
     assert order is None or order.url == SUBNORMALS, order
 
 

@@ -280,7 +280,7 @@ class GroupContext:
             raise LookupError("a call the example did not make")
         return run
 
-    def _known_entry(self, violation, dtype):
+    def _known_entry(self, violation, dtype, k=None):
         """The known entry declaring the violation: one naming the rule it is filed under, or
         another rule the same result breaks (an accepted invalid descriptor: the rule it breaks)."""
         result = self.result
@@ -290,7 +290,7 @@ class GroupContext:
         if violation.failure_class != failures.ACCEPTS_INVALID:
             named += tuple(r for r in violation.rules + violation.also if r != named[0])
         for rule in named:
-            entry = result.known.match(rule, violation.failure_class, dtype, result.profile, result.version)
+            entry = result.known.match(rule, violation.failure_class, dtype, result.profile, result.version, k)
             if entry is not None:
                 return entry
         return None
@@ -302,12 +302,12 @@ class GroupContext:
         is raised (a known one, with --report-known, when no other is left). `case`: the
         example's case as judged; `failure_of(v)`: the example's Failure for violation v."""
         result = self.result
-        dtype = getattr(case, "dtype", None)
+        dtype, k = getattr(case, "dtype", None), getattr(case, "k", None)
         chosen = known = None
         for violation in self.found:
             rule = filed_rule(violation)
             result.broken_seen[rule] += 1
-            entry = self._known_entry(violation, dtype)
+            entry = self._known_entry(violation, dtype, k)
             if entry is not None:
                 result.known_seen[entry] += 1
                 result.known_by_rule[(rule, entry)] += 1

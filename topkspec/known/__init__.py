@@ -8,6 +8,7 @@ A list is TOML, one `[[known]]` table per deviation:
                                         # pattern ("out.*": every result rule)
     class = "accepts an invalid one"    # optional: the failure class (any when left out)
     dtype = "float16"                   # optional: the case's value type
+    k = 1                               # optional: the case's K (an integer)
     profile = "onnx:1"                  # optional: a spec profile, or a family ("onnx", "dml")
     versions = "<1.32"                  # optional: a PEP 440 specifier on the target's version
     reason = "..."                      # what the runtime does, in a sentence
@@ -31,7 +32,7 @@ from functools import lru_cache
 from topkspec.errors import UsageError, read_toml
 
 _HERE = os.path.dirname(__file__)
-_FIELDS = {"rule", "class", "dtype", "profile", "versions", "reason", "url"}
+_FIELDS = {"rule", "class", "dtype", "k", "profile", "versions", "reason", "url"}
 _VERSION = re.compile(r"\d+(?:\.\d+)+(?:[a-z]+\d*)?(?:\+[\w.]+)?")
 
 
@@ -48,16 +49,19 @@ class KnownEntry:
     versions: str | None = None
     reason: str = ""
     url: str = ""
+    k: int | None = None
 
     def matches(self, rule: str, failure_class: str | None, dtype: str | None, profile: str | None,
-                version: str | None) -> bool:
-        """Whether a failure of `rule` and `failure_class`, on a case of `dtype`, judged at
-        `profile` against a target whose version string is `version`, is this deviation."""
+                version: str | None, k: int | None = None) -> bool:
+        """Whether a failure of `rule` and `failure_class`, on a case of `dtype` and `k`, judged
+        at `profile` against a target whose version string is `version`, is this deviation."""
         if rule != self.rule and not fnmatch.fnmatchcase(rule, self.rule):
             return False
         if self.failure_class is not None and failure_class != self.failure_class:
             return False
         if self.dtype is not None and dtype != self.dtype:
+            return False
+        if self.k is not None and k != self.k:
             return False
         if self.profile is not None and not _profile_matches(self.profile, profile):
             return False
@@ -79,7 +83,8 @@ class KnownEntry:
 
     def describe(self) -> str:
         """'onnx.k.positive (accepts an invalid one, float16, onnx:1, <1.32): reason <url>'"""
-        scope = [s for s in (self.failure_class, self.dtype, self.profile, self.versions) if s]
+        scope = [s for s in (self.failure_class, self.dtype, self.k is not None and f"K = {self.k}", self.profile,
+                             self.versions) if s]
         text = self.rule + (f" ({', '.join(scope)})" if scope else "")
         if self.reason:
             text += f": {self.reason}"
@@ -132,9 +137,9 @@ class KnownList:
     def __len__(self) -> int:
         return len(self.entries)
 
-    def match(self, rule, failure_class, dtype, profile, version) -> KnownEntry | None:
+    def match(self, rule, failure_class, dtype, profile, version, k=None) -> KnownEntry | None:
         """The first entry declaring this failure, or None."""
-        return next((e for e in self.entries if e.matches(rule, failure_class, dtype, profile, version)), None)
+        return next((e for e in self.entries if e.matches(rule, failure_class, dtype, profile, version, k)), None)
 
 
 def shipped_path(target: str) -> str:
@@ -168,7 +173,7 @@ def known_upstream(failure, result, target: str | None) -> tuple[KnownEntry, str
         return None  # a user's own target: no list of topkspec's speaks of it
     shipped = _shipped(target)
     entry = shipped.match(failure.rule, failure.failure_class, getattr(failure.case, "dtype", None),
-                          result.profile, result.version)
+                          result.profile, result.version, getattr(failure.case, "k", None))
     return (entry, shipped.source) if entry is not None else None
 
 
@@ -205,7 +210,10 @@ def _entry(path: str, n: int, table: dict) -> KnownEntry:
     if extra:
         raise KnownError(f"{where}: unknown field(s) {', '.join(extra)}; fields are {', '.join(sorted(_FIELDS))}")
     for name, value in table.items():
-        if not isinstance(value, str):
+        if name == "k":
+            if type(value) is not int or value < 0:
+                raise KnownError(f"{where}: k must be a whole number (the case's K), got {value!r}")
+        elif not isinstance(value, str):
             raise KnownError(f"{where}: {name} must be a string, got {value!r}")
     rule = table.get("rule")
     if not rule:
@@ -236,4 +244,5 @@ def _entry(path: str, n: int, table: dict) -> KnownEntry:
         except InvalidSpecifier:
             raise KnownError(f"{where}: versions {versions!r} is not a PEP 440 specifier (e.g. '<1.32')") from None
     return KnownEntry(rule=rule, failure_class=failure_class, dtype=dtype, profile=profile,
-                      versions=versions, reason=table.get("reason", ""), url=table.get("url", ""))
+                      versions=versions, reason=table.get("reason", ""), url=table.get("url", ""),
+                      k=table.get("k"))
