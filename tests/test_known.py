@@ -221,3 +221,21 @@ def test_an_entry_with_k_declares_that_k_alone(tmp_path):
     path.write_text('[[known]]\nrule = "out.values.select"\nk = "1"\n')
     with pytest.raises(Exception, match="k must be a whole number"):
         load_known(str(path), "reference")
+
+
+def test_a_report_names_the_entry_that_declares_another_rule_the_result_breaks():
+    """A NaN result filed under out.order is declared by tvm's entry for the NaN rule: the
+    report's known-upstream line finds it as the run's count does (known.rules_declaring)."""
+    from types import SimpleNamespace
+
+    from topkspec.known import known_upstream, rules_declaring
+    from topkspec.properties.failures import ACCEPTS_INVALID, Violation
+
+    violation = Violation(("out.order", "out.nan.unspecified"), "the non-NaN values are out of order")
+    failure = SimpleNamespace(known=None, rule="out.order", failure_class=violation.failure_class,
+                              case=SimpleNamespace(dtype="float32", k=4), violation=violation)
+    result = SimpleNamespace(profile="onnx:24", version="0.22.0")
+    entry, source = known_upstream(failure, result, "tvm")
+    assert entry.rule == "out.nan.unspecified" and entry.url.endswith("tvm-nan-unsorts-the-rest/report.md")
+    refused = Violation(("out.invalid_rejected", "onnx.k.positive"), "accepted", failure_class=ACCEPTS_INVALID)
+    assert rules_declaring("onnx.k.positive", refused) == ("onnx.k.positive",), "an accepted descriptor: its own rule"

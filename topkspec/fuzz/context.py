@@ -20,6 +20,7 @@ from topkspec.fuzz.config import ADAPTER_RULE, MAX_CRASH_REPLAYS, MAX_HANG_REPLA
 from topkspec.targets.isolation import TargetCrashed, TargetHung
 from topkspec.fuzz.results import Failure, RunResult, failure_key, filed_rule
 from topkspec.fuzz.verdicts import is_reading
+from topkspec.known import rules_declaring
 from topkspec.properties.open_points import explaining_indices, zeros_as_input
 from topkspec.spec.contracts import unpromised_rules
 from topkspec.targets.base import AdapterError, Rejected, Target, describe_error, selects_largest
@@ -286,10 +287,7 @@ class GroupContext:
         result = self.result
         if result.known is None or violation.failure_class == failures.ADAPTER_ERROR:
             return None
-        named = (filed_rule(violation),)
-        if violation.failure_class != failures.ACCEPTS_INVALID:
-            named += tuple(r for r in violation.rules + violation.also if r != named[0])
-        for rule in named:
+        for rule in rules_declaring(filed_rule(violation), violation):
             entry = result.known.match(rule, violation.failure_class, dtype, result.profile, result.version, k)
             if entry is not None:
                 return entry

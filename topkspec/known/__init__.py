@@ -159,6 +159,17 @@ def _shipped(target: str) -> KnownList:
     return load_known(None, target)
 
 
+def rules_declaring(filed: str, violation) -> tuple:
+    """The rules a known entry may name to declare a violation filed under `filed`: that rule,
+    then the others the same result breaks (an entry for the NaN rule declares a NaN result
+    filed under out.order), except for an accepted invalid descriptor, declared by its own rule."""
+    from topkspec.properties.failures import ACCEPTS_INVALID
+
+    if violation is None or violation.failure_class == ACCEPTS_INVALID:
+        return (filed,)
+    return (filed,) + tuple(dict.fromkeys(r for r in violation.rules + violation.also if r != filed))
+
+
 def known_upstream(failure, result, target: str | None) -> tuple[KnownEntry, str] | None:
     """(entry, the list's source) declaring a failure of `result`'s run: the run's own entry when
     it declared one (--known with --report-known), else one of the list topkspec ships for
@@ -172,9 +183,12 @@ def known_upstream(failure, result, target: str | None) -> tuple[KnownEntry, str
     if target not in BUILTIN_TARGETS:
         return None  # a user's own target: no list of topkspec's speaks of it
     shipped = _shipped(target)
-    entry = shipped.match(failure.rule, failure.failure_class, getattr(failure.case, "dtype", None),
-                          result.profile, result.version, getattr(failure.case, "k", None))
-    return (entry, shipped.source) if entry is not None else None
+    for rule in rules_declaring(failure.rule, failure.violation):
+        entry = shipped.match(rule, failure.failure_class, getattr(failure.case, "dtype", None),
+                              result.profile, result.version, getattr(failure.case, "k", None))
+        if entry is not None:
+            return entry, shipped.source
+    return None
 
 
 def load_known(path: str | None, target: str) -> KnownList:
