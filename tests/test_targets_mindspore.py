@@ -1,6 +1,7 @@
 """The `mindspore` target (mindspore.ops.topk, PyNative mode, CPU): exact results where
 MindSpore is right, its refusals as Rejected, the shipped known list, the deviations found
 (so a fix shows up here), and repro programs that run in MindSpore's own API."""
+import json
 import os
 import subprocess
 import sys
@@ -126,8 +127,11 @@ FINDING = "findings/mindspore-{}/report.md"
     ("out.nan.unspecified", "float64", "nan-unsorts-the-rest"),
     ("out.values.select", "int16", "smallest-wraps-integers"),
     ("out.order", "uint8", "smallest-wraps-integers"),
-    ("out.values.select", "float32", None),  # floats negate exactly: not the wrap
-    ("out.order", "float16", None),  # without NaN, floats come back in order
+    ("out.values.select", "float32", "subnormals-compared-as-zero"),
+    ("out.order", "float64", "subnormals-compared-as-zero"),
+    ("out.values.select", "float16", None),  # floats negate exactly (not the wrap), float16 has no subnormal fault
+    ("out.order", "float16", None),  # without NaN, float16 comes back in order
+    ("out.exact", "float32", None),  # a subnormal's failure is filed under its own rules, not every rule
 ])
 def test_each_deviation_found_is_declared_with_its_finding(target, rule, dtype, finding):
     entry = load_known(None, "mindspore").match(rule, failures.WRONG_RESULT, dtype, "onnx:24", target.version())
@@ -161,6 +165,30 @@ def test_found_ties_out_of_index_order_at_or_below_half_the_axis(target):
     x = np.zeros(4, np.float32)
     _, indices = target.run(case("float32", x.shape, 0, 1), x)
     assert indices.tolist() != [0], "MindSpore now keeps ties in index order: update the finding"
+
+
+def test_found_subnormals_compare_as_zero_when_the_input_has_more_than_one_slice(target):
+    """The kernel threads run with denormals-are-zero: the finding's case (two slices) loses the
+    0.0, while the same column alone, run on the calling thread, keeps it."""
+    tiny = np.float32(-1e-45)
+    x = np.array([[0.0, tiny], [0.0, 0.0]], np.float32)
+    values, indices = target.run(case("float32", x.shape, 0, 1), x)
+    assert indices.tolist() == [[0, 0]], \
+        f"MindSpore now returns {values.tolist()} at {indices.tolist()}: update the finding"
+    _, indices = target.run(case("float32", (2,), 0, 1), x[:, 1].copy())
+    assert indices.tolist() == [1], "the 1-D column comes back right"
+
+
+def test_the_subnormal_entries_match_the_findings_case_and_leave_nan_to_its_own():
+    with open(os.path.join(ROOT, "findings", "mindspore-subnormals-compared-as-zero", "case.json")) as handle:
+        found = json.load(handle)
+    known = load_known(None, "mindspore")
+    entry = known.match(found["rule"], failures.WRONG_RESULT, found["case"]["dtype"], found["profile"],
+                        found["version"], found["case"]["k"])
+    assert entry is not None and entry.url == FINDING.format("subnormals-compared-as-zero"), entry
+    nan = known.match("out.nan.unspecified", failures.WRONG_RESULT, found["case"]["dtype"], found["profile"],
+                      found["version"], found["case"]["k"])
+    assert nan is not None and nan.url == FINDING.format("nan-unsorts-the-rest"), nan
 
 
 # -- repro programs -------------------------------------------------------------------------------------
