@@ -123,12 +123,6 @@ def compares_operators(profile) -> bool:
     return profile.family == "dml" and {"TOP_K", "TOP_K1"} <= set(spec.ops(profile))
 
 
-def applies_at(name: str, profile) -> bool:
-    """Whether the metamorphic property `name` can judge any case at `profile` (a group whose
-    properties all cannot, or check only what the target leaves open, is not planned)."""
-    return compares_operators(profile) if name == "topk_equals_topk1" else True
-
-
 @names_the_call
 def check_topk_equals_topk1(case, x, run):
     """out.topk_equals_topk1: DML_TOP_K gives what DML_TOP_K1 with DECREASING gives.
@@ -182,7 +176,7 @@ PROPERTIES = (
              relation=Relation(
                  calls=2, sides=_moved_back)),
     Property("topk_equals_topk1", check_topk_equals_topk1, (TOPK_EQUALS_TOPK1,), METAMORPHIC, True,
-             group="metamorphic",
+             group="metamorphic", judges_at=compares_operators,
              words=((TOPK_EQUALS_TOPK1, "gives DML_TOP_K and DML_TOP_K1 (DECREASING) different results"),),
              relation=Relation(
                  calls=2,

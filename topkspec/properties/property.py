@@ -73,7 +73,8 @@ class Property:
     - relation: for a relation between calls, how a report shows and replays it (its name is
       the property's);
     - residual: it compares the whole result with the reference, so whatever else broke in an
-      example breaks it too: it speaks only when nothing else broke.
+      example breaks it too: it speaks only when nothing else broke;
+    - judges_at(profile): whether it can judge any case at a profile (None: at every one).
     """
 
     name: str
@@ -86,6 +87,7 @@ class Property:
     words: tuple = ()
     relation: Relation | None = None
     residual: bool = False
+    judges_at: Callable | None = None
 
     def __post_init__(self):
         if not getattr(self.check, "names_the_call", False):  # every failure message ends with its call

@@ -99,7 +99,7 @@ class Case:
         whose results are always sorted and whose TOP_K has no direction)."""
         if self.family == "dml":
             words = [self.op, f"K={self.k}", f"axis={self.axis}"]
-            if self.op != "TOP_K" or not self.largest:
+            if self.op != "TOP_K":  # DML_TOP_K has no direction: it selects the largest
                 words.append("DECREASING" if self.largest else "INCREASING")
             if not self.sorted:  # judged as a set: the runtime's contract never promises the order
                 words.append("unsorted")
