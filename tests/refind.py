@@ -9,8 +9,8 @@ prints, per target, the findings re-found out of those it has, with the campaign
 exits 1 when one was missed (2 when a named target has no findings). tests/test_refind.py runs
 the cheap ones by default (TOPKSPEC_REFIND=all: every target whose runtime is here).
 
-A finding is read from findings/README.md: its folder (the first column's link), its rule (the
-`rule` column), its status (a withdrawn or fixed one is skipped). Its target is the longest target name
+A finding is read from findings/README.md's register (its first table): its folder (the first
+column's link), its rule (the `rule` column), its status (a withdrawn or fixed one is skipped). Its target is the longest target name
 its folder starts with. A campaign reports the rule when one of its failures is filed under it,
 or breaks it as a descriptor (a crash on an invalid descriptor is filed under
 out.invalid_rejected, with the rules the descriptor breaks).
@@ -53,7 +53,13 @@ def register(path: str = REGISTER) -> list:
     from topkspec.targets.registry import known_names
 
     with open(path, encoding="utf-8") as handle:
-        lines = [line for line in handle if line.lstrip().startswith("|")]
+        text = handle.read()
+    # The register is the first table; the one under "Not filed" holds open points, not bugs.
+    lines = []
+    for line in text[text.index("\n|"):].splitlines()[1:]:
+        if not line.lstrip().startswith("|"):
+            break
+        lines.append(line)
     header = [cell.lower() for cell in _cells(lines[0])]
     column = {name: header.index(name) for name in ("finding", "rule", "status")}
     names = sorted(known_names(), key=len, reverse=True)
