@@ -9,9 +9,11 @@ prints, per target, the findings re-found out of those it has, with the campaign
 exits 1 when one was missed (2 when a named target has no findings). tests/test_refind.py runs
 the cheap ones by default (TOPKSPEC_REFIND=all: every target whose runtime is here).
 
-A finding is read from findings/README.md: its folder (the first column's link), its rule (the
-`rule` column), its status (a withdrawn or fixed one is skipped). Its target is the longest target name
-its folder starts with. A campaign reports the rule when one of its failures is filed under it,
+A finding is read from findings/README.md's register (its first table): its folder (the first
+column's link), its rule (the `rule` column), its status (a withdrawn or fixed one is skipped).
+A finding of kind contradicts-itself on a point its contract leaves open is skipped too: its two
+calls disagree, and a campaign's rules, which judge one call at a time, file neither. Its target
+is the longest target name its folder starts with. A campaign reports the rule when one of its failures is filed under it,
 or breaks it as a descriptor (a crash on an invalid descriptor is filed under
 out.invalid_rejected, with the rules the descriptor breaks).
 """
@@ -53,9 +55,17 @@ def register(path: str = REGISTER) -> list:
     from topkspec.targets.registry import known_names
 
     with open(path, encoding="utf-8") as handle:
-        lines = [line for line in handle if line.lstrip().startswith("|")]
+        text = handle.read()
+    # The register is the first table; the one under "Not filed" holds open points, not bugs.
+    lines = []
+    for line in text[text.index("\n|"):].splitlines()[1:]:
+        if not line.lstrip().startswith("|"):
+            break
+        lines.append(line)
     header = [cell.lower() for cell in _cells(lines[0])]
-    column = {name: header.index(name) for name in ("finding", "rule", "status")}
+    column = {name: header.index(name) for name in ("finding", "rule", "status", "contract")}
+    if "kind" in header:
+        column["kind"] = header.index("kind")
     names = sorted(known_names(), key=len, reverse=True)
     findings = []
     for line in lines[2:]:
@@ -63,6 +73,9 @@ def register(path: str = REGISTER) -> list:
         folder = re.search(r"\]\(([^/)]+)/", cells[column["finding"]]).group(1)
         if cells[column["status"]].lower().startswith(("withdrawn", "fixed in")):
             continue  # not a bug by the runtime's contract, or gone from the version installed
+        two_calls = "kind" in column and cells[column["kind"]] == "contradicts-itself"
+        if two_calls and "leaves open:" in cells[column["contract"]]:
+            continue  # two calls on a point the contract leaves open: no rule of one call files it
         rule = cells[column["rule"]].strip("`")
         target = next(name for name in names if folder.startswith(name + "-"))
         findings.append(Finding(folder, target, rule, PROFILES.get(folder)))

@@ -1,7 +1,8 @@
 """The findings register (findings/): every finding has its report, case and repro, names the
-contract it breaks, and every finding marked new (or a duplicate of one) still reproduces where
-its runtime runs, printing the wrong result it observed (else the register must say it was
-fixed)."""
+contract it breaks and the kind of argument it makes, and every finding marked new (or a
+duplicate of one) still reproduces where its runtime runs, printing the wrong result it observed
+(else the register must say it was fixed). A finding of kind open is no bug: it is listed under
+"Not filed", never in the register."""
 import json
 import os
 import re
@@ -15,7 +16,14 @@ import required_targets  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "findings")
 ROW = re.compile(r"^\| \[(?P<folder>[^\]]+)\]\([^)]+\) \| (?P<runtime>[^|]+) \| (?P<version>[^|]+) \| "
-                 r"`(?P<rule>[^`]+)` \| (?P<contract>[^|]+) \| (?P<status>[^|]+) \|$")
+                 r"`(?P<rule>[^`]+)` \| (?P<kind>[^|]+) \| (?P<contract>[^|]+) \| (?P<status>[^|]+) \|$")
+# A row of the table under "Not filed": an open point, no rule, no status.
+OPEN_ROW = re.compile(r"^\| \[(?P<folder>[^\]]+)\]\([^)]+\) \| (?P<runtime>[^|]+) \| (?P<version>[^|]+) \| "
+                      r"(?P<point>[^|`]+) \| (?P<choice>[^|]+) \| (?P<why>[^|]+) \|$")
+# The kinds of argument a finding makes (findings/README.md, "Kind").
+KINDS = ("own-documentation", "crash", "contradicts-itself", "standard", "feature-request", "open")
+# The line after a report's title that names its kind.
+KIND_LINE = re.compile(r"^Kind: \*\*(?P<kind>[a-z-]+)\*\*", re.M)
 STATUSES = ("new", "known upstream: https://", "fixed in ", "duplicate of ", "withdrawn: ")
 # A contract is a link to the text broken (the runtime's documentation, or ONNX's or DirectML's
 # for a runtime that implements them) or plain correctness, which needs no text.
@@ -35,9 +43,24 @@ TRACEBACK = "Traceback (most recent call last)"
 
 
 def findings():
+    """The register's rows: the findings filed, or to be filed, as bugs (and feature requests)."""
     with open(os.path.join(ROOT, "README.md")) as handle:
         return [{k: v.strip() for k, v in m.groupdict().items()}
                 for m in map(ROW.match, handle.read().splitlines()) if m]
+
+
+def not_filed():
+    """The rows under "Not filed": findings of kind open, each a difference between runtimes."""
+    with open(os.path.join(ROOT, "README.md")) as handle:
+        text = handle.read()
+    assert "\n## Not filed: open points\n" in text, "findings/README.md has no section 'Not filed: open points'"
+    section = text.split("\n## Not filed: open points\n", 1)[1]
+    return [dict(m.groupdict(), kind="open") for m in map(OPEN_ROW.match, section.splitlines()) if m]
+
+
+def case_of(folder) -> dict:
+    with open(os.path.join(ROOT, folder, "case.json")) as handle:
+        return json.load(handle)
 
 
 def report(finding) -> str:
@@ -48,9 +71,13 @@ def report(finding) -> str:
 def test_the_register_lists_every_folder_and_each_has_its_report_and_repro():
     from topkspec import spec
 
-    listed = {f["folder"] for f in findings()}
+    listed = [f["folder"] for f in findings() + not_filed()]
     folders = {name for name in os.listdir(ROOT) if os.path.isdir(os.path.join(ROOT, name))}
-    assert listed == folders, f"listed {sorted(listed)}, folders {sorted(folders)}"
+    assert set(listed) == folders, f"listed {sorted(listed)}, folders {sorted(folders)}"
+    assert len(listed) == len(set(listed)), f"a finding is listed twice: {sorted(listed)}"
+    for finding in not_filed():
+        for name in ("report.md", "repro.py"):
+            assert os.path.isfile(os.path.join(ROOT, finding["folder"], name)), f"{finding['folder']} has no {name}"
     for finding in findings():
         folder = os.path.join(ROOT, finding["folder"])
         for name in ("report.md", "repro.py"):
@@ -199,8 +226,90 @@ def test_each_finding_is_in_its_targets_known_list(finding):
     assert linked, f"{finding['folder']}: no entry of topkspec/known/{target}.toml links {sorted(known_links(finding))}"
 
 
-def check_repro_output(folder, returncode, output):
-    """The failure message when a repro's run does not show its bug still there, else None."""
+def kind_problems(finding, case: dict, text: str) -> list[str]:
+    """Where a finding's kind is missing or disagrees: the register's (or Not filed's) kind, its
+    case.json's `kind` and the `Kind: **...**` line that opens its report (before its first
+    section) must be one and the same of KINDS; the register holds no kind open and no
+    withdrawal, and Not filed holds only kind open."""
+    kind, problems = finding["kind"], []
+    if kind not in KINDS:
+        problems.append(f"kind {kind!r} is none of {KINDS}")
+    if case.get("kind") != kind:
+        problems.append(f"case.json's kind is {case.get('kind')!r}, the table's {kind!r}")
+    opening = KIND_LINE.search(text.split("\n## ", 1)[0])
+    if opening is None:
+        problems.append("the report's opening lines name no kind (a line 'Kind: **<kind>**' after the title)")
+    elif opening["kind"] != kind:
+        problems.append(f"the report opens with kind {opening['kind']!r}, the table's {kind!r}")
+    if "status" in finding and kind == "open":
+        problems.append("a finding of kind open is no bug: list it under 'Not filed', not in the register")
+    if finding.get("status", "").startswith("withdrawn"):
+        problems.append("a withdrawn finding is not filed: list it under 'Not filed' (kind open)")
+    return problems
+
+
+def contradiction_problems(case: dict) -> list[str]:
+    """What a kind contradicts-itself case.json lacks: its two calls (the case, and the second under
+    `more`), each named by `call` and holding what it `observed`, with two different answers."""
+    calls = [case] + case.get("more", [])[:1]
+    if len(calls) < 2:
+        return ["case.json holds one call: the second goes under `more`"]
+    problems = [f"call {n} has no {field!r}" for n, call in enumerate(calls, 1) for field in ("call", "observed")
+                if not call.get(field)]
+    if not problems and calls[0]["observed"] == calls[1]["observed"]:
+        problems.append(f"both calls observed {calls[0]['observed']}: no contradiction")
+    return problems
+
+
+@pytest.mark.parametrize("finding", findings() + not_filed(), ids=lambda f: f["folder"])
+def test_each_finding_has_one_kind_in_the_table_its_case_and_its_report(finding):
+    case = case_of(finding["folder"])
+    assert kind_problems(finding, case, report(finding)) == [], finding["folder"]
+    if finding["kind"] == "contradicts-itself":
+        assert contradiction_problems(case) == [], finding["folder"]
+
+
+def test_the_kind_checks_catch_a_missing_kind_an_open_bug_and_a_contradiction_of_one_call():
+    text = "# Title\n\nKind: **standard** (ONNX): it breaks TopK.\n\n## Summary\n"
+    row = {"folder": "f", "kind": "standard", "status": "new"}
+    assert kind_problems(row, {"kind": "standard"}, text) == []
+    assert kind_problems(row, {}, text) == ["case.json's kind is None, the table's 'standard'"]
+    assert "opens with kind 'standard'" in kind_problems(dict(row, kind="crash"), {"kind": "crash"}, text)[0]
+    assert "name no kind" in kind_problems(row, {"kind": "standard"}, text.replace("Kind:", "Sort:"))[0]
+    late = "# Title\n\n## Summary\n\nKind: **standard**\n"
+    assert "name no kind" in kind_problems(row, {"kind": "standard"}, late)[0], "the kind line opens the report"
+    opened = text.replace("standard", "open")
+    assert "list it under 'Not filed'" in kind_problems(dict(row, kind="open"), {"kind": "open"}, opened)[0]
+    assert kind_problems({"folder": "f", "kind": "open"}, {"kind": "open"}, opened) == []
+    assert "withdrawn" in kind_problems(dict(row, status="withdrawn: x"), {"kind": "standard"}, text)[0]
+    one = {"call": "K a constant", "observed": {"values": [1.0]}}
+    assert contradiction_problems(one) == ["case.json holds one call: the second goes under `more`"]
+    same = dict(one, more=[{"call": "K an input", "observed": {"values": [1.0]}}])
+    assert "no contradiction" in contradiction_problems(same)[0]
+    unnamed = dict(one, more=[{"observed": {"values": [3.0]}}])
+    assert contradiction_problems(unnamed) == ["call 2 has no 'call'"]
+    assert contradiction_problems(dict(one, more=[{"call": "K an input", "observed": {"values": [3.0]}}])) == []
+
+
+def test_no_open_finding_is_in_the_register_and_every_open_one_is_in_the_divergence_table():
+    # Kind open is never filed as a bug: it goes to docs/runtimes.md's table of differences.
+    assert all(f["kind"] != "open" for f in findings()), [f["folder"] for f in findings() if f["kind"] == "open"]
+    with open(os.path.join(os.path.dirname(ROOT), "docs", "runtimes.md")) as handle:
+        page = handle.read()
+    title = "\n## Where runtimes differ and every document is silent\n"
+    assert title in page, "docs/runtimes.md has no section 'Where runtimes differ and every document is silent'"
+    table = page.split(title, 1)[1].split("\n## ", 1)[0]
+    for finding in not_filed():
+        assert f"findings/{finding['folder']}/report.md" in table, f"{finding['folder']} is not in the divergence table"
+
+
+# The lines on which a kind contradicts-itself repro shows each of its two calls' answers.
+CALLS = (re.compile(r"^call 1: \S", re.M), re.compile(r"^call 2: \S", re.M))
+
+
+def check_repro_output(folder, returncode, output, kind=None):
+    """The failure message when a repro's run does not show its bug still there, else None. A
+    repro of kind contradicts-itself must show both calls (`call 1: ...`, `call 2: ...`)."""
     if TRACEBACK in output:
         return f"{folder}: the repro died with a traceback, which shows no bug:\n{output}"
     if returncode != 1:
@@ -208,6 +317,8 @@ def check_repro_output(folder, returncode, output):
                 f"say 'fixed in version X' in findings/README.md\n{output}")
     if not OBSERVED.search(output):
         return f"{folder}: the repro exits 1 but prints no `observed: ...` line with the wrong result:\n{output}"
+    if kind == "contradicts-itself" and not all(line.search(output) for line in CALLS):
+        return f"{folder}: a repro of kind contradicts-itself makes two calls and prints each on `call 1: ...` and `call 2: ...`:\n{output}"
     return None
 
 
@@ -220,6 +331,10 @@ def test_the_check_needs_the_observed_line_and_no_traceback():
     died = "Traceback (most recent call last):\n  ...\nFileNotFoundError: [Errno 2] No such file: 'clang'\n"
     assert "traceback" in check_repro_output("f", 1, died)
     assert "traceback" in check_repro_output("f", 1, "observed: values [1.0]\n" + died)
+    both = "call 1: K constant: [1.0, nan]\ncall 2: K input: [3.0, 1.0]\nobserved: two answers\n"
+    assert check_repro_output("f", 1, both, kind="contradicts-itself") is None
+    assert "two calls" in check_repro_output("f", 1, "call 1: [1.0, nan]\nobserved: wrong\n", kind="contradicts-itself")
+    assert check_repro_output("f", 1, "call 1: [1.0, nan]\nobserved: wrong\n", kind="standard") is None
 
 
 def repro_interpreter(target: str):
@@ -246,6 +361,6 @@ def test_a_new_finding_still_reproduces(finding):
         if target in required_targets.required():
             pytest.fail(f"{target} is required here but the repro cannot run it:\n{output}")
         pytest.skip(f"{finding['runtime']} cannot run here: {output.strip().splitlines()[-1:]}")
-    failure = check_repro_output(finding["folder"], done.returncode, output)
+    failure = check_repro_output(finding["folder"], done.returncode, output, finding["kind"])
     if failure:
         pytest.fail(failure)

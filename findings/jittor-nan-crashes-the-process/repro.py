@@ -1,12 +1,15 @@
 """Jittor 1.3.11: jt.topk on 21 NaN values (float32) crashes the process.
 
 jt.topk is jt.argsort and a slice; argsort calls std::sort with a comparison that is no strict
-weak order once NaN is in the sequence, and std::sort runs past the sequence: SIGSEGV in
-ArgsortOp::jit_run, then a double free. The call runs in a child process.
+weak order once NaN is in the sequence, and std::sort runs past the sequence: a segmentation
+fault in ArgsortOp::jit_run (jittor's handler reports SIGSEGV), then glibc's "double free
+detected", which aborts the process (SIGABRT). The call runs in a child process, and whichever
+signal ends it is printed.
 Prints `observed: ...` and exits 1 while the bug is there, 0 once it is fixed, 2 without jittor.
 Run it with jittor's interpreter (jittor pins numpy below 2).
 """
 import os
+import signal
 import subprocess
 import sys
 
@@ -29,6 +32,8 @@ done = subprocess.run([sys.executable, __file__, "--call"], capture_output=True,
 print(done.stdout, end="")
 if done.returncode == 0:
     sys.exit(0)
-print(f"observed: the process died (exit code {done.returncode}) in jt.topk on 21 NaN values, k = 1",
-      "(segfault in std::sort)" if "Segfault" in done.stdout + done.stderr else "")
+how = (f"killed by {signal.Signals(-done.returncode).name}" if done.returncode < 0
+       else f"exit code {done.returncode}")
+print(f"observed: the process died ({how}) in jt.topk on 21 NaN values, k = 1",
+      "(after a segfault in std::sort)" if "Segfault" in done.stdout + done.stderr else "")
 sys.exit(1)

@@ -2,8 +2,8 @@
 
 ONNX: K is a positive value no larger than the axis. x = [3, 1, 2] (float32), K = [5]: TVM
 compiles and runs it, and returns five values and indices, the last two read from outside the
-input (indices that are no place of x, values it does not hold) instead of an error. K = [0]
-returns all three elements (relax.op.topk's "return all elements if k < 1" leaks through).
+input (indices that are no place of x, values it does not hold) instead of an error. (K = [0],
+which returns every element, is tvm-k-zero-returns-every-element.)
 Prints `observed: ...` and exits 1 while the bug is there, 0 once it is fixed, 2 without TVM.
 """
 import sys
