@@ -82,7 +82,8 @@ def _row(tables, view, ctx):
 def dml_fields(view, params, tables, ctx):
     body = view.get("Desc")
     level = view.get("FeatureLevel", "")
-    level_ok = level == ctx.get("level_name") or "FeatureLevel" not in view or feature_level(level) is not None
+    level_ok = (level == ctx.get("level_name") is not None or "FeatureLevel" not in view
+                or feature_level(level) is not None)
     if level_ok and type(body) is dict and body.keys() == ctx.get("desc_fields") and plain_dml_members(body):
         return []
     msgs = [] if level_ok else [f"FeatureLevel {level!r} names no DirectML feature level (a string such as "

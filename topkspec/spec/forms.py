@@ -156,7 +156,8 @@ _TERMS = {
 _NAME = {"trimmed": True, "case-insensitive": True}
 
 # Each field: path, family, required, forms (what it accepts), becomes (what the checks read),
-# malformed (the rule a value of no form breaks, or "error"), and null/default where it has them.
+# malformed (the rule a value of no form breaks, or "error"), unrecognised (the rule a string or
+# integer of the right type that names nothing breaks), and default where it has one.
 _FIELDS = [
     {"field": "(the descriptor)", "family": "both", "required": True,
      "forms": [{"type": "object", "note": "with a \"Type\" key it is DirectML; else with an \"op_type\" key it is "
@@ -165,7 +166,7 @@ _FIELDS = [
     {"field": "Type", "family": "dml", "required": True,
      "forms": [{"type": "string", **_NAME, "optional_prefix": "DML_OPERATOR_", "names": "dml_operator_types"},
                {"type": "integer", "values": "dml_operator_types"}],
-     "becomes": "the short name (TOP_K1)", "malformed": "error"},
+     "becomes": "the short name (TOP_K1)", "malformed": "error", "unrecognised": "error"},
     {"field": "FeatureLevel", "family": "dml", "required": False, "default": NEWEST_LEVEL,
      "forms": [{"type": "string", **_NAME, "optional_prefix": "DML_FEATURE_LEVEL_",
                 "patterns": ["<digits>_<digit>", "<digits>.<digit>", "0x<hex digits>"],
@@ -173,7 +174,7 @@ _FIELDS = [
                {"type": "integer", "note": "the level's value: 12544 (0x3100) for 3_1"}],
      "values": "a level is its major number times 4096 plus its minor times 256: at least 1_0 (4096), major "
                "at most 15; a level after the newest known one is judged by the newest table row at or below it",
-     "becomes": "<major>_<minor> (3_1)", "malformed": "dml.desc.fields",
+     "becomes": "<major>_<minor> (3_1)", "malformed": "dml.desc.fields", "unrecognised": "dml.desc.fields",
      "note": "A JSON number such as 3.1 is not a form (3.1 and 3.10 would be one number). A profile given by the "
              "caller replaces it (the command line's --spec refuses a descriptor whose own FeatureLevel names "
              "another level, with exit 2)."},
@@ -185,7 +186,8 @@ _FIELDS = [
     {"field": "Desc.<tensor>.DataType", "family": "dml", "required": True,
      "forms": [{"type": "string", **_NAME, "optional_prefix": "DML_TENSOR_DATA_TYPE_", "names": "dml_data_types"},
                {"type": "integer", "values": "dml_data_types"}],
-     "becomes": "the short name (FLOAT32); any other value is kept as written", "malformed": "dml.tensor.fields"},
+     "becomes": "the short name (FLOAT32); any other value is kept as written", "malformed": "dml.tensor.fields",
+     "unrecognised": "dml.tensor.fields"},
     {"field": "Desc.<tensor>.Sizes, Desc.<tensor>.Strides", "family": "dml", "required": "Sizes only",
      "forms": [{"type": "array", "items": "integers in [0, 2**32-1]"}], "malformed": "dml.tensor.fields",
      "note": "no null: a DirectML operator is created with every size known"},
@@ -198,7 +200,7 @@ _FIELDS = [
      "forms": [{"type": "string", **_NAME, "optional_prefix": "DML_AXIS_DIRECTION_", "names": "dml_axis_directions"},
                {"type": "integer"}],
      "becomes": "the enum value (0 or 1); any other string or integer is kept as written and breaks "
-                "dml.direction.enum", "malformed": "dml.desc.fields"},
+                "dml.direction.enum", "malformed": "dml.desc.fields", "unrecognised": "dml.direction.enum"},
     {"field": "op_type", "family": "onnx", "required": True,
      "forms": [{"type": "string", "values": ["TopK"], "note": "exactly, as ONNX names operators: not trimmed, "
                                                               "case-sensitive"}],
@@ -217,7 +219,8 @@ _FIELDS = [
                 "aliases": dict(DTYPE_ALIASES)}],
      "becomes": "the canonical name (a key of onnx_type_strings: float32); any other string is kept as written "
                 "and breaks onnx.dtype.T (X) or onnx.k.single (K)",
-     "note": "trimmed once, before the wrapper and the prefix are taken off", "malformed": "onnx.desc.fields"},
+     "note": "trimmed once, before the wrapper and the prefix are taken off", "malformed": "onnx.desc.fields",
+     "unrecognised": "onnx.dtype.T (X), onnx.k.single (K)"},
     {"field": "X.shape", "family": "onnx", "required": True,
      "forms": [{"type": "array", "items": "integers of at least 0, or null (that size unknown)"},
                {"type": "null", "note": "the rank is unknown"}],

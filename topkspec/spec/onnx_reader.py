@@ -54,9 +54,11 @@ def read_model(path: str) -> list:
 def topk_nodes(raw: bytes, *, base_dir: str | None = None) -> list:
     """[TopKNode] for every TopK node of the serialized model `raw`, subgraphs included.
     `base_dir`: the model's folder, where external data may be read (None: none is read)."""
-    import onnx
-    from onnx import shape_inference
-
+    try:
+        import onnx
+        from onnx import shape_inference
+    except ImportError:
+        raise InputError("reading an .onnx model needs the onnx package (pip install onnx)") from None
     try:
         model = onnx.load_from_string(raw)
     except Exception as exc:  # protobuf raises its own DecodeError types
