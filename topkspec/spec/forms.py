@@ -250,6 +250,7 @@ _UNKNOWN_STOPS = {
 
 INPUT_FORMS = {
     "terms": _TERMS,
+    "json_whitespace": TRIM,
     "fields": _FIELDS,
     "unknown_stops": _UNKNOWN_STOPS,
 }
