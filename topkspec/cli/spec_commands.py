@@ -118,6 +118,9 @@ def validate_document(kind: str, content, *, profile=None, strict_doc=False, aga
 
         nodes = topk_nodes(content, base_dir=base_dir)
         readable = [n for n in nodes if n.error is None]
+        if not readable:  # nothing of the model can be judged: it is unreadable, one line
+            more = f" (and {len(nodes) - 1} more TopK nodes it cannot read)" if len(nodes) > 1 else ""
+            raise InputError(f"{nodes[0].location}: {nodes[0].error}{more}")
         judged, errors = _each([(n.location, n.descriptor) for n in readable], "node", profile, strict_doc, against)
         by_node = dict(zip((n.location for n in readable), judged))
         results = []
