@@ -36,7 +36,7 @@ def _finding(rule_id: str, message: str) -> Finding:
 
 
 def lower_onnx_to_dml(onnx_desc: dict, level="6_4", *, strict_doc: bool = False) -> Lowering:
-    """Map an ONNX TopK node (DESIGN.md JSON) to the DML_TOP_K1 descriptor at `level`, or report
+    """Map an ONNX TopK node (the JSON of docs/spec.md) to the DML_TOP_K1 descriptor at `level`, or report
     the rules that stop it: the node's own ONNX violations, or lower.dtype / lower.rank."""
     onnx_findings = validate(onnx_desc)
     if onnx_findings:
