@@ -71,7 +71,8 @@ def normalise(desc, profile=None) -> tuple[dict, Profile | None]:
     """(normalised copy, profile it is judged by). A given profile overrides the descriptor's own
     FeatureLevel/opset; without either, DirectML defaults to the newest known level. The profile
     is None when the descriptor's own FeatureLevel or opset is malformed (or an ONNX opset is
-    missing) and none is given: the view keeps the value as written, which breaks *.desc.fields."""
+    missing) and none is given: the view keeps the value as written, which breaks the family's
+    desc.fields rule."""
     family = "dml" if type(desc) is dict and "Type" in desc else family_of(desc)
     given = parse_profile(profile) if profile is not None else None
     if given is not None and given.family != family:
