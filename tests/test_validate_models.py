@@ -187,3 +187,19 @@ def test_files_that_are_not_utf8_are_bad_usage(tmp_path):
     descriptor = tmp_path / "d.json"
     descriptor.write_bytes(b'{"op_type": "\xff"}')
     one_line_error(run("validate", str(descriptor)), "not UTF-8")
+
+
+def test_a_node_that_cannot_be_read_gets_its_error_and_the_others_are_judged(tmp_path):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])
+    nodes = [helper.make_node("TopK", ["x", "far"], ["v1", "i1"], name="far_k", axis=-1),
+             helper.make_node("TopK", ["x", "k9"], ["v2", "i2"], name="big_k", axis=-1)]
+    far = _external_k("../far.bin")
+    far.name = "far"
+    graph = helper.make_graph(nodes, "g", [x], [_out("v1"), _out("v2")],
+                              initializer=[far, helper.make_tensor("k9", TensorProto.INT64, [1], [9])])
+    out = run("validate", str(_save(tmp_path / "m.onnx", graph)))
+    assert out.returncode == 3, out.stdout + out.stderr  # one broke a rule, one could not be read
+    result = json.loads(out.stdout)
+    assert [e["node"] for e in result["errors"]] == ["far_k"] and "not opened" in result["errors"][0]["error"]
+    assert [v["rule"] for v in result["violations"]] == ["onnx.k.max"] and result["violations"][0]["node"] == "big_k"
+    assert out.stderr.startswith("topkspec: error: node far_k:") and len(out.stderr.splitlines()) == 1, out.stderr
