@@ -25,9 +25,12 @@ def add_spec_arguments(parser) -> None:
 
 
 def add_validate_arguments(parser) -> None:
+    parser.epilog = ("exit codes: 0 valid; 1 a descriptor breaks a rule; 2 the input cannot be read, or a "
+                     "descriptor (a list item, a model's TopK node) is malformed; 3 both 1 and 2")
     parser.add_argument("file", help="descriptor JSON file, an .onnx model, or - for standard input")
     parser.add_argument("--spec", dest="profile", default=None,
-                        help="judge by this profile (dml:3.1, onnx:11, ...) instead of the descriptor's own")
+                        help="judge by this profile (dml:3.1, onnx:11, ...): for descriptors that name no "
+                             "version; one whose own FeatureLevel or opset names another is an error")
     parser.add_argument("--strict-doc", action="store_true",
                         help="apply the literal DirectML text: K must be less than the axis size")
     parser.add_argument("--against", default=None, metavar="TARGET",
