@@ -2,7 +2,7 @@
 and the ONNX-to-DirectML lowering. Standard library only at import time.
 
     from topkspec import spec
-    spec.validate({"op_type": "TopK", "opset": 11, ...})   # -> [Finding(rule, message, source), ...]
+    spec.validate({"op_type": "TopK", "opset": 11, ...})   # -> [Finding(rule, message, source, status, citations), ...]
     spec.export()                                          # the whole spec as JSON-ready data
 
 Importing the package loads only the validator and the export (whose names are also their
