@@ -60,20 +60,21 @@ def _put(family, path, value, base=None):
     return desc
 
 
-def _named_field(exported, name, path, family, expected_of=lambda name: name):
+def _named_field(exported, name, path, family, expected_of=lambda name: name, base=None, label=None, which=0):
     entry, out = _field(exported, name), []
     rule = entry["malformed"]
-    unrecognised = entry["unrecognised"].split(" ")[0]
+    unrecognised = entry["unrecognised"].split(", ")[which].split(" ")[0]
+    name = label or name
     for form in entry["forms"]:
         if form["type"] == "string":
             for name_, meaning in _names(exported, form).items():
                 for text in _name_spellings(form, name_):
-                    out.append((f"{name} {text!r}", _put(family, path, text), ("accepted", rule, expected_of(meaning))))
+                    out.append((f"{name} {text!r}", _put(family, path, text, base), ("accepted", rule, expected_of(meaning))))
                 for text in _name_refusals(form, name_):
                     expect = ("error",) if unrecognised == "error" else ("finding", unrecognised)
-                    out.append((f"{name} {text!r}", _put(family, path, text), expect))
+                    out.append((f"{name} {text!r}", _put(family, path, text, base), expect))
             for alias, meaning in form.get("aliases", {}).items():
-                out.append((f"{name} alias {alias!r}", _put(family, path, alias.upper()), ("accepted", rule, meaning)))
+                out.append((f"{name} alias {alias!r}", _put(family, path, alias.upper(), base), ("accepted", rule, meaning)))
         elif form["type"] == "integer" and "values" in form:
             for name_, value in exported["tables"][form["values"]].items():
                 out.append((f"{name} {value}", _put(family, path, value), ("accepted", rule, expected_of(name_))))
@@ -85,7 +86,7 @@ def _named_field(exported, name, path, family, expected_of=lambda name: name):
                         ("error",) if unrecognised == "error" else ("finding", unrecognised)))
     expect = ("error",) if rule == "error" else ("finding", rule)
     for bad in (None, [], {}):
-        out.append((f"{name} {bad!r}", _put(family, path, bad), expect))
+        out.append((f"{name} {bad!r}", _put(family, path, bad, base), expect))
     return out
 
 
@@ -171,6 +172,8 @@ def cases(exported) -> list:
     out += _integers(exported, "Desc.Axis, Desc.K", "dml", [("Desc", "Axis"), ("Desc", "K")])
     out += _opsets(exported)
     out += _named_field(exported, "X.dtype, K.dtype", ("X", "dtype"), "onnx")
+    with_k = dict(onnx_base(11), K={"dtype": "int64", "shape": [1]})
+    out += _named_field(exported, "X.dtype, K.dtype", ("K", "dtype"), "onnx", base=with_k, label="K.dtype", which=1)
     out += _onnx_shapes_and_k(exported)
     for label, desc, expect in out:
         if label.startswith("Type") and expect[0] == "accepted" and expect[2] == "TOP_K":

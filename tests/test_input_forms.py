@@ -21,6 +21,8 @@ def _view_value(view, label):
         return view["Desc"]["AxisDirection"]
     if field == "X.dtype,":
         return view["X"]["dtype"]
+    if field == "K.dtype":
+        return view["K"]["dtype"]
     return view.get({"Type": "Type", "FeatureLevel": "FeatureLevel", "opset": "opset"}.get(field, ""))
 
 
