@@ -227,6 +227,7 @@ def check_validate_commands(block, runs, where):
     onnx_model(where / "model.onnx")
     claims = prose_after(block)
     claim(r"exits 0 when\s+valid, 1 when invalid, 2 when the input cannot be read", claims, block.where)
+    claim(r"3 means both", claims, block.where)
     for command in block.commands():
         if "--against directml" in command:
             needs_directml()
@@ -242,6 +243,9 @@ def check_validate_commands(block, runs, where):
             assert all(r.get("against", {}).get("outcome") == "accepted" for r in results), str(done)
     broken = sh("topkspec validate broken.json", where)
     assert broken.code == 2 and "Traceback" not in broken.err, str(broken)
+    (where / "both.json").write_text(json.dumps([{"op_type": "TopK"}, "no descriptor"]))
+    both = sh("topkspec validate both.json", where)
+    assert both.code == 3 and "item 1:" in both.err, str(both)
 
 
 def check_other_commands(block, runs, where):

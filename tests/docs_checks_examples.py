@@ -155,7 +155,44 @@ def check_compiler_checks(block, runs, where):
                      block.where, 3)
 
 
+def if_branch_model(path) -> None:
+    """The model docs/validators.md describes: X of shape [N, 4], its only TopK in an If's
+    then-branch, along N, with K from a graph input."""
+    import onnx
+    from onnx import TensorProto, helper
+    out = lambda name: helper.make_tensor_value_info(name, TensorProto.FLOAT, None)  # noqa: E731
+    then = helper.make_graph([helper.make_node("TopK", ["X", "K"], ["V", "I"], name="top", axis=0)], "then", [],
+                             [out("V")])
+    other = helper.make_graph([helper.make_node("Identity", ["X"], ["W"])], "else", [], [out("W")])
+    graph = helper.make_graph(
+        [helper.make_node("If", ["C"], ["Y"], name="choose", then_branch=then, else_branch=other)], "g",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["N", 4]),
+         helper.make_tensor_value_info("C", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("K", TensorProto.INT64, [1])], [out("Y")])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+
+
+def check_model_checker(block, runs, where):
+    """The checker as written, on the model the page describes, prints what its comments say."""
+    import contextlib
+    import io
+    import os
+    claim(r"shape `\[N, 4\]`, and its only TopK sits in an If branch, sorts along `N`, and\s+takes K from a "
+          r"graph input", page_text(block), block.where)
+    if_branch_model(where / "model.onnx")
+    printed, cwd = io.StringIO(), os.getcwd()
+    os.chdir(where)
+    try:
+        with contextlib.redirect_stdout(printed):
+            exec(block.text, {})
+    finally:
+        os.chdir(cwd)
+    said = [line[2:] for line in block.text.splitlines() if line.startswith("# ")]
+    assert printed.getvalue().splitlines() == said, f"{block.where}: prints\n{printed.getvalue()}the page says {said}"
+
+
 CHECKS = {
+    "model-checker": check_model_checker,
     "my-topk": check_my_topk,
     "my-topk-fixed": check_my_topk_fixed,
     "npu-target": check_npu_target,

@@ -136,3 +136,10 @@ def test_lowering_value_types(dtype, level, ok):
 def test_lowering_reports_the_nodes_own_violations():
     node = {"op_type": "TopK", "opset": 11, "X": {"dtype": "float32", "shape": [4]}, "k": 0}
     assert [f.rule for f in spec.lower_onnx_to_dml(node, "5_0").violations] == ["onnx.k.positive"]
+
+
+def test_lowering_a_node_whose_k_is_unknown_names_lower_k_constant():
+    node = {"op_type": "TopK", "opset": 11, "X": {"dtype": "float32", "shape": [4]}, "k": None}
+    lowered = spec.lower_onnx_to_dml(node, "5_0")
+    assert not lowered.ok and [f.rule for f in lowered.violations] == ["lower.k_constant"], lowered
+    assert lowered.violations[0].status == spec.RULES["lower.k_constant"].status

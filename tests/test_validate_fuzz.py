@@ -1,6 +1,7 @@
 """`topkspec validate` never ends in a traceback: descriptors with a value of any JSON kind in
 any field (or a field removed, or one added) get exit 0 or 1 with the JSON verdict, or exit 2
-with one line saying why."""
+with one line saying why; in a list, each malformed item gets its line and adds 2 to the exit
+code, and the other items are judged."""
 import argparse
 import copy
 import io
@@ -77,16 +78,20 @@ def validate(document, profile, strict_doc):
 def assert_answered(document, profile, strict_doc):
     code, out, err = validate(document, profile, strict_doc)
     where = f"descriptor {document[:300]} with --spec {profile}, strict_doc={strict_doc}"
-    assert code in (0, 1, 2), f"{where}: exit code {code}"
-    if code == 2:
-        lines = err.strip().splitlines()
-        assert out == "" and len(lines) == 1 and lines[0].startswith("topkspec: error:"), \
-            f"{where}: exit 2 needs one line on stderr, got stdout {out!r} and stderr {err!r}"
-    else:
-        verdict = json.loads(out)
-        assert verdict["valid"] is (code == 0), f"{where}: exit {code} but valid is {verdict['valid']}"
-        assert all(v["rule"] and v["message"] for v in verdict["violations"]), f"{where}: {verdict}"
-        assert (code == 1) == bool(verdict["violations"]), f"{where}: exit {code} with {verdict['violations']}"
+    assert code in (0, 1, 2, 3), f"{where}: exit code {code}"
+    lines = err.strip().splitlines()
+    if out == "":  # nothing judged: one line
+        assert code == 2 and len(lines) == 1 and lines[0].startswith("topkspec: error:"), \
+            f"{where}: exit 2 needs one line on stderr, got exit {code}, stderr {err!r}"
+        return
+    verdict = json.loads(out)
+    errors = verdict.get("errors", [])
+    assert verdict["valid"] is (code == 0), f"{where}: exit {code} but valid is {verdict['valid']}"
+    assert all(v["rule"] and v["message"] for v in verdict["violations"]), f"{where}: {verdict}"
+    assert code == bool(verdict["violations"]) + 2 * bool(errors), \
+        f"{where}: exit {code} with {verdict['violations']} and errors {errors}"
+    assert [line.split(":")[2].strip() for line in lines] == [f"item {e['item']}" for e in errors], \
+        f"{where}: one line per malformed item, got {err!r}"
 
 
 @settings(max_examples=400, deadline=None, database=None, suppress_health_check=list(HealthCheck))

@@ -142,6 +142,10 @@ def read_toml(path: str, error: type, label: str) -> dict:
         raise error(f"{label}: cannot read it: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise error(f"{label}: not TOML: {exc}") from None
+    except UnicodeDecodeError as exc:  # TOML is UTF-8 text
+        raise error(f"{label}: not TOML: not UTF-8 text (byte {exc.start})") from None
+    except RecursionError:
+        raise error(f"{label}: not TOML: nested too deeply") from None
 
 
 # -- a worker process that ended or went silent during a call: raised by every kind of worker

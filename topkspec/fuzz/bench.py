@@ -87,7 +87,7 @@ def bug_names(path: str) -> list[str]:
     try:
         with open(path, encoding="utf-8") as handle:
             tree = ast.parse(handle.read(), filename=path)
-    except (OSError, SyntaxError) as exc:
+    except (OSError, SyntaxError, ValueError) as exc:  # ValueError: not UTF-8, or a NUL byte
         from topkspec.errors import UsageError
         raise UsageError(f"--bugs {path}: {exc}") from None
     return [node.name for node in tree.body if isinstance(node, ast.FunctionDef)

@@ -1,4 +1,4 @@
-"""The failure classes a run reports (DESIGN.md), and the violation every property raises."""
+"""The failure classes a run reports (docs/fuzzing.md), and the violation every property raises."""
 from __future__ import annotations
 
 WRONG_RESULT = "wrong result"

@@ -2,7 +2,7 @@
 and the ONNX-to-DirectML lowering. Standard library only at import time.
 
     from topkspec import spec
-    spec.validate({"op_type": "TopK", "opset": 11, ...})   # -> [Finding(rule, message, source), ...]
+    spec.validate({"op_type": "TopK", "opset": 11, ...})   # -> [Finding(rule, message, source, status, citations), ...]
     spec.export()                                          # the whole spec as JSON-ready data
 
 Importing the package loads only the validator and the export (whose names are also their
@@ -14,7 +14,8 @@ The bottom room but for errors: it imports errors and the standard library, noth
 import importlib
 
 from topkspec.spec.export import SCHEMA_VERSION, export
-from topkspec.spec.validate import Finding, Validator, is_valid, validate
+from topkspec.errors import UsageError
+from topkspec.spec.validate import Finding, Validator, Verdict, is_valid, judge, validate
 
 # name -> the submodule that defines it, loaded on first use
 _LAZY = {
@@ -22,6 +23,8 @@ _LAZY = {
     "Contract": "contracts", "Promise": "contracts", "POINTS": "contracts", "load_contract": "contracts",
     "onnx_contract": "contracts", "dml_contract": "contracts", "own_contract": "contracts",
     "DescriptorError": "descriptors", "case_from_descriptor": "descriptors", "descriptor": "descriptors",
+    "INPUT_FORMS": "forms",
+    "TopKNode": "onnx_reader", "read_model": "onnx_reader", "topk_nodes": "onnx_reader",
     "normalise": "descriptors",
     "Lowering": "lowering", "lower_onnx_to_dml": "lowering",
     "STANDARD_PROFILES": "profiles", "Profile": "profiles", "ProfileError": "profiles", "parse_profile": "profiles",
@@ -30,16 +33,16 @@ _LAZY = {
     "UNSPECIFIED": "rules", "Rule": "rules", "rule": "rules",
 }
 _SUBMODULES = frozenset({
-    "case", "checks", "citations", "contracts", "descriptors", "dtypes", "export", "lowering", "observations", "onnx_reader",
-    "profiles", "queries", "reference", "rules", "speed", "tables", "validate",
+    "case", "checks", "citations", "contracts", "descriptors", "dtypes", "export", "forms", "lowering", "observations",
+    "onnx_reader", "profiles", "queries", "reference", "rules", "speed", "tables", "validate",
 })
 
 __all__ = [
     "Case", "DescriptorError", "DOCUMENTED", "Finding", "INTERPRETATION", "Lowering", "Profile",
     "ProfileError", "RULES", "RULE_LIST", "Rule", "SCHEMA_VERSION", "STANDARD_PROFILES", "UNSPECIFIED",
-    "Validator", "case_from_descriptor", "descriptor", "export", "index_types", "is_valid",
-    "lower_onnx_to_dml", "normalise", "ops", "parse_profile", "ranks", "rule", "tables", "validate",
-    "value_types",
+    "INPUT_FORMS", "TopKNode", "UsageError", "Validator", "Verdict", "case_from_descriptor", "descriptor",
+    "export", "index_types", "is_valid", "judge", "lower_onnx_to_dml", "normalise", "ops", "parse_profile",
+    "ranks", "read_model", "rule", "tables", "topk_nodes", "validate", "value_types",
 ]
 
 

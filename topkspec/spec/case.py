@@ -2,7 +2,7 @@
 
 A Case is the normalised view of a descriptor (DirectML or ONNX): the value type, the
 input shape, the axis, K, the direction, whether the output is sorted and the index type,
-plus the profile whose rules judge it. `descriptor()` gives the JSON form of DESIGN.md and
+plus the profile whose rules judge it. `descriptor()` gives the JSON form of docs/spec.md ("Descriptor JSON") and
 `Case.from_descriptor` reads it back.
 """
 from __future__ import annotations

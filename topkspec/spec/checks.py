@@ -15,10 +15,22 @@ themselves). The structural checks first ask whether the descriptor is in the pl
 from __future__ import annotations
 
 from topkspec.spec.descriptors import plain_dml_members, plain_dml_tensors, plain_onnx_node
+from topkspec.spec.forms import feature_level, opset
 from topkspec.spec.tables import CHECK_KIND_MEANINGS, DML_DATA_TYPES
 
 _UINT_MAX = 2**32 - 1
 _TENSOR_OPTIONAL_INT_FIELDS = ("TotalTensorSizeInBytes", "GuaranteedBaseOffsetAlignment", "Flags")
+
+
+class Unknown(Exception):
+    """A check that needs a value the descriptor gives as null (unknown): the rule is not
+    checked, for the reason in the message (forms.INPUT_FORMS["unknown_stops"])."""
+
+
+def _known(value, what: str):
+    if value is None:
+        raise Unknown(f"{what} is unknown (null)")
+    return value
 
 
 def _is_int(v) -> bool:
@@ -35,7 +47,7 @@ def _uint_list(v) -> bool:
 
 def _sizes(view, tensor):
     if tensor == "X":
-        return view["X"]["shape"]
+        return _known(view["X"]["shape"], "the rank of X (X.shape)")
     return view["Desc"][tensor]["Sizes"]
 
 
@@ -50,7 +62,7 @@ def _axis(view, rank):
 def _k(view):
     if "Desc" in view:
         return view["Desc"]["K"]
-    k = view["k"]
+    k = _known(view["k"], "k")
     return k[0] if isinstance(k, list) else k
 
 
@@ -69,12 +81,17 @@ def _row(tables, view, ctx):
 
 def dml_fields(view, params, tables, ctx):
     body = view.get("Desc")
-    if type(body) is dict and body.keys() == ctx.get("desc_fields") and plain_dml_members(body):
+    level = view.get("FeatureLevel", "")
+    level_ok = (level == ctx.get("level_name") is not None or "FeatureLevel" not in view
+                or feature_level(level) is not None)
+    if level_ok and type(body) is dict and body.keys() == ctx.get("desc_fields") and plain_dml_members(body):
         return []
+    msgs = [] if level_ok else [f"FeatureLevel {level!r} names no DirectML feature level (a string such as "
+                                f"DML_FEATURE_LEVEL_3_1, 3_1, 3.1 or 0x3100, or the level's integer value)"]
     if not isinstance(body, dict):
-        return ['"Desc" must be an object holding the operator\'s members']
+        return msgs + ['"Desc" must be an object holding the operator\'s members']
     expected = tables["dml_desc_fields"][view["Type"]]
-    msgs = [f'missing member {f}' for f in expected if f not in body]
+    msgs += [f'missing member {f}' for f in expected if f not in body]
     msgs += [f'unknown member {f} (DML_{view["Type"]}_OPERATOR_DESC has {", ".join(expected)})'
              for f in body if f not in expected]
     for name in ("InputTensor", "OutputValueTensor", "OutputIndexTensor"):
@@ -179,7 +196,7 @@ def k_min(view, params, tables, ctx):
 def k_max_axis_size(view, params, tables, ctx):
     sizes = _sizes(view, params["tensor"])
     axis = _axis(view, len(sizes))
-    n, k = sizes[axis], _k(view)
+    n, k = _known(sizes[axis], f"the size of {params['tensor']} along axis {axis}"), _k(view)
     if params["inclusive"]:
         return [] if k <= n else [f"K is {k}, larger than the size {n} of {params['tensor']} along axis {axis}"]
     return [] if k < n else [f"K is {k}, must be less than the size {n} of {params['tensor']} along axis {axis}"]
@@ -262,6 +279,10 @@ def onnx_fields(view, params, tables, ctx):
     if plain_onnx_node(view):
         return []
     msgs = []
+    if "opset" not in view:
+        msgs.append('missing "opset" (or give a profile such as onnx:11)')
+    elif opset(view["opset"]) is None:
+        msgs.append(f"opset must be an integer of at least 1, got {view['opset']!r}")
     if view.get("op_type") != "TopK":
         msgs.append(f"op_type is {view.get('op_type')!r}, expected 'TopK'")
     msgs += [f"unknown key {key!r}" for key in view if key not in _ONNX_KEYS]
@@ -272,13 +293,15 @@ def onnx_fields(view, params, tables, ctx):
         if not isinstance(x.get("dtype"), str):
             msgs.append(f'X.dtype must be a type name, got {x.get("dtype")!r}')
         shape = x.get("shape")
-        if not (isinstance(shape, list) and all(_is_int(s) and s >= 0 for s in shape)):
-            msgs.append(f"X.shape must be a list of non-negative integers, got {shape!r}")
+        if not (shape is None and "shape" in x
+                or isinstance(shape, list) and all(s is None or _is_int(s) and s >= 0 for s in shape)):
+            msgs.append(f"X.shape must be a list of non-negative integers (null where unknown), or null, got {shape!r}")
         msgs += [f"X has unknown key {key!r}" for key in x if key not in ("dtype", "shape")]
     if "k" not in view:
         msgs.append('missing "k"')
-    elif not (_is_int(view["k"]) or (isinstance(view["k"], list) and all(_is_int(v) for v in view["k"]))):
-        msgs.append(f"k must be an integer (or a list holding one), got {view['k']!r}")
+    elif not (view["k"] is None or _is_int(view["k"])
+              or (isinstance(view["k"], list) and all(_is_int(v) for v in view["k"]))):
+        msgs.append(f"k must be an integer (or a list holding one), or null, got {view['k']!r}")
     attributes = view.get("attributes", {})
     if not isinstance(attributes, dict) or not all(_is_int(v) for v in attributes.values()):
         msgs.append(f"attributes must be an object of integer attributes, got {attributes!r}")
@@ -312,13 +335,13 @@ def onnx_dtype_in_table(view, params, tables, ctx):
 
 
 def signed_axis_in_range(view, params, tables, ctx):
-    rank = len(view["X"]["shape"])
+    rank = len(_sizes(view, "X"))
     axis = (view.get("attributes") or {}).get("axis", -1)
     return [] if -rank <= axis <= rank - 1 else [f"axis {axis} is outside [-{rank}, {rank - 1}] for rank {rank}"]
 
 
 def k_single(view, params, tables, ctx):
-    k = view["k"]
+    k = view["k"]  # null (unknown) is no list: nothing to count
     msgs = []
     if isinstance(k, list) and len(k) != 1:
         msgs.append(f"K must hold a single value, got {len(k)} values")

@@ -1,4 +1,4 @@
-"""The JSON descriptor forms of DESIGN.md, in and out.
+"""The JSON descriptor forms (docs/spec.md, "Descriptor JSON"), in and out.
 
 DirectML mirrors DML_OPERATOR_DESC:
   {"Type": "DML_OPERATOR_TOP_K1", "FeatureLevel": "DML_FEATURE_LEVEL_3_1", "Desc": {"InputTensor":
@@ -8,31 +8,24 @@ ONNX:
   {"op_type": "TopK", "opset": 11, "X": {"dtype": "float32", "shape": [3,4]}, "k": 2,
    "attributes": {"axis": -1, "largest": 1, "sorted": 1}}
 
-`normalise` maps the accepted spellings (short names, enum values) onto one form the checks
-read; it never rejects a field's value: that is the checks' job, so every broken rule is reported.
+`normalise` maps the accepted spellings (forms.INPUT_FORMS, exported as `input_forms`) onto one
+form the checks read; it never rejects a field's value: that is the checks' job, so every broken
+rule is reported. It raises only where INPUT_FORMS says "error".
 """
 from __future__ import annotations
 
 
 from topkspec.errors import UsageError
-from topkspec.spec import dtypes
+from topkspec.spec import dtypes, forms
 from topkspec.spec.profiles import Profile, ProfileError, dml_profile, onnx_profile, parse_profile
-from topkspec.spec.tables import DML_AXIS_DIRECTIONS, DML_DATA_TYPES, DML_OPERATOR_TYPES
+from topkspec.spec.tables import DML_AXIS_DIRECTIONS
 
 
 class DescriptorError(UsageError):
     """Input that is not a TopK descriptor at all (so no rule can be checked)."""
 
 
-_DATA_TYPE_BY_VALUE = {v: k for k, v in DML_DATA_TYPES.items()}
-_OP_BY_VALUE = {v: k for k, v in DML_OPERATOR_TYPES.items()}
-_DIRECTION_NAME = {v: k for k, v in DML_AXIS_DIRECTIONS.items()}
 _TENSORS = ("InputTensor", "OutputValueTensor", "OutputIndexTensor")
-# The usual spellings, looked up before the general rules (same answers, without string work).
-_OP_SPELLINGS = {s: name for name in DML_OPERATOR_TYPES for s in (name, "DML_OPERATOR_" + name)}
-_DATA_TYPE_SPELLINGS = {s: name for name in DML_DATA_TYPES for s in (name, "DML_TENSOR_DATA_TYPE_" + name)}
-_DIRECTION_SPELLINGS = {s: value for name, value in DML_AXIS_DIRECTIONS.items()
-                        for s in (name, "DML_AXIS_DIRECTION_" + name)}
 
 
 def _json_kind(value) -> str:
@@ -52,50 +45,34 @@ def family_of(desc) -> str:
     raise DescriptorError('not a TopK descriptor: expected a "Type" (DirectML) or "op_type" (ONNX) key')
 
 
-def _strip(text: str, prefix: str) -> str:
-    return text[len(prefix):] if text.upper().startswith(prefix) else text
-
-
 def dml_operator(value) -> str:
-    if type(value) is str and value in _OP_SPELLINGS:
-        return _OP_SPELLINGS[value]
-    if isinstance(value, int) and not isinstance(value, bool) and value in _OP_BY_VALUE:
-        return _OP_BY_VALUE[value]
-    if isinstance(value, str):
-        name = _strip(value.strip(), "DML_OPERATOR_").upper()
-        if name in DML_OPERATOR_TYPES:
-            return name
-    raise DescriptorError(
-        f"unknown DirectML operator Type {value!r}: expected DML_OPERATOR_TOP_K or DML_OPERATOR_TOP_K1")
+    name = forms.dml_operator(value)
+    if name is None:
+        raise DescriptorError(
+            f"unknown DirectML operator Type {value!r}: expected DML_OPERATOR_TOP_K or DML_OPERATOR_TOP_K1")
+    return name
 
 
-def dml_data_type(value):
-    """"FLOAT32" for DML_TENSOR_DATA_TYPE_FLOAT32, FLOAT32 or 1; other values unchanged."""
-    if type(value) is str and value in _DATA_TYPE_SPELLINGS:
-        return _DATA_TYPE_SPELLINGS[value]
-    if isinstance(value, int) and not isinstance(value, bool):
-        return _DATA_TYPE_BY_VALUE.get(value, value)
-    if isinstance(value, str):
-        name = _strip(value.strip(), "DML_TENSOR_DATA_TYPE_").upper()
-        if name in DML_DATA_TYPES:
-            return name
-    return value
+dml_data_type = forms.dml_data_type
+dml_direction = forms.dml_direction
 
 
-def dml_direction(value):
-    """0 or 1 for the enum's names; other values unchanged."""
-    if type(value) is str and value in _DIRECTION_SPELLINGS:
-        return _DIRECTION_SPELLINGS[value]
-    if isinstance(value, str):
-        name = _strip(value.strip(), "DML_AXIS_DIRECTION_").upper()
-        if name in DML_AXIS_DIRECTIONS:
-            return DML_AXIS_DIRECTIONS[name]
-    return value
+def own_profile(desc):
+    """The profile a descriptor's own FeatureLevel or opset names; None when it names none or
+    is malformed (a DirectML descriptor without FeatureLevel: the newest known level)."""
+    if family_of(desc) == "dml":
+        level = forms.feature_level(desc.get("FeatureLevel", forms.NEWEST_LEVEL))
+        return None if level is None else dml_profile(level)
+    opset = forms.opset(desc.get("opset"))
+    return None if opset is None else onnx_profile(opset)
 
 
-def normalise(desc, profile=None) -> tuple[dict, Profile]:
+def normalise(desc, profile=None) -> tuple[dict, Profile | None]:
     """(normalised copy, profile it is judged by). A given profile overrides the descriptor's own
-    FeatureLevel/opset; without either, DirectML defaults to the newest known level."""
+    FeatureLevel/opset; without either, DirectML defaults to the newest known level. The profile
+    is None when the descriptor's own FeatureLevel or opset is malformed (or an ONNX opset is
+    missing) and none is given: the view keeps the value as written, which breaks the family's
+    desc.fields rule."""
     family = "dml" if type(desc) is dict and "Type" in desc else family_of(desc)
     given = parse_profile(profile) if profile is not None else None
     if given is not None and given.family != family:
@@ -103,11 +80,12 @@ def normalise(desc, profile=None) -> tuple[dict, Profile]:
     # A copy of the containers normalising rewrites, the rest shared: checks only read.
     out = dict(desc)
     if family == "dml":
-        op = desc["Type"]
-        out["Type"] = _OP_SPELLINGS[op] if type(op) is str and op in _OP_SPELLINGS else dml_operator(op)
-        if given is None:
-            given = dml_profile(desc.get("FeatureLevel", "6_4"))
-        out["FeatureLevel"] = given.level_name
+        out["Type"] = dml_operator(desc["Type"])
+        level = forms.feature_level(desc.get("FeatureLevel", forms.NEWEST_LEVEL))
+        if given is None and level is not None:
+            given = dml_profile(level)
+        if given is not None and level is not None:
+            out["FeatureLevel"] = given.level_name  # a malformed FeatureLevel stays as written, for the check
         body = out.get("Desc")
         if isinstance(body, dict):
             body = out["Desc"] = dict(body)
@@ -115,24 +93,20 @@ def normalise(desc, profile=None) -> tuple[dict, Profile]:
                 tensor = body.get(name)
                 if isinstance(tensor, dict) and "DataType" in tensor:
                     tensor = body[name] = dict(tensor)
-                    value = tensor["DataType"]
-                    tensor["DataType"] = (_DATA_TYPE_SPELLINGS[value] if type(value) is str and value in _DATA_TYPE_SPELLINGS
-                                          else dml_data_type(value))
+                    tensor["DataType"] = forms.dml_data_type(tensor["DataType"])
             if "AxisDirection" in body:
-                body["AxisDirection"] = dml_direction(body["AxisDirection"])
+                body["AxisDirection"] = forms.dml_direction(body["AxisDirection"])
         return out, given
-    if given is None:
-        if "opset" not in desc:
-            raise DescriptorError('an ONNX descriptor needs "opset" (or give a profile such as onnx:11)')
-        given = onnx_profile(desc["opset"])
-    out["opset"] = given.requested_opset
-    x = out.get("X")
-    if isinstance(x, dict) and isinstance(x.get("dtype"), str):
-        x = out["X"] = dict(x)
-        try:
-            x["dtype"] = dtypes.canonical(x["dtype"])
-        except ValueError:
-            pass  # left for onnx.dtype.T to report
+    own = forms.opset(desc.get("opset"))
+    if given is None and own is not None:
+        given = onnx_profile(own)
+    if given is not None and ("opset" not in desc or own is not None):
+        out["opset"] = given.requested_opset  # a malformed opset stays as written, for the check
+    for key in ("X", "K"):
+        tensor = out.get(key)
+        if isinstance(tensor, dict) and isinstance(tensor.get("dtype"), str):
+            tensor = out[key] = dict(tensor)
+            tensor["dtype"] = forms.onnx_dtype(tensor["dtype"])
     return out, given
 
 
@@ -174,10 +148,12 @@ def plain_dml_tensors(body: dict, names, data_types) -> bool:
 
 
 def plain_onnx_node(view: dict) -> bool:
-    """op_type TopK, only known keys and no K tensor; X of exactly a string dtype and a shape of
+    """op_type TopK, an integer opset of at least 1, only known keys and no K tensor; X of exactly a string dtype and a shape of
     non-negative plain ints; k a plain int or a list of them; attributes a dict of plain ints."""
     x, k, attributes = view.get("X"), view.get("k"), view.get("attributes", {})
+    opset = view.get("opset")
     return (view.get("op_type") == "TopK" and "K" not in view and view.keys() <= _ONNX_KEYS
+            and type(opset) is int and opset >= 1
             and type(x) is dict and x.keys() == _X_KEYS and type(x["dtype"]) is str and type(x["shape"]) is list
             and all(type(s) is int and s >= 0 for s in x["shape"])
             and (type(k) is int or type(k) is list and all(type(v) is int for v in k))
@@ -185,7 +161,7 @@ def plain_onnx_node(view: dict) -> bool:
 
 
 def descriptor(case: Case) -> dict:
-    """The DESIGN.md JSON form of a case."""
+    """The JSON form of a case (docs/spec.md, "Descriptor JSON")."""
     profile = parse_profile(case.profile)
     if profile.family == "dml":
         out_sizes = list(case.out_shape) if 0 <= case.norm_axis < case.rank else list(case.shape)
@@ -219,6 +195,9 @@ def case_from_descriptor(desc, profile=None) -> Case:
     from topkspec.spec.case import Case
 
     norm, prof = normalise(desc, profile)
+    if prof is None:
+        key = "FeatureLevel" if "Type" in norm else "opset"
+        raise DescriptorError(f"descriptor cannot be read as a TopK case: {key} {norm.get(key)!r} names no version")
     try:
         if prof.family == "dml":
             body = norm["Desc"]

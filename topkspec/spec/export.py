@@ -1,6 +1,8 @@
 """The whole spec as one JSON-ready document (schema_version 2).
 
-Schema 2 (from 1): each rule's `sources` are citations {doc, section, quote, [versions],
+Schema 2 (from 1): `input_forms` says how each descriptor field may be written and what
+"integer" means (forms.INPUT_FORMS); each finding carries its status at the descriptor's
+version, which `documented_from` explains; each rule's `sources` are citations {doc, section, quote, [versions],
 [note]} of public documents, and `documents` maps each document id to {title, url, family,
 ops}; `dml_revisions` is keyed by revision (the newest table each has) with the document to
 read it in. Every other field is as in schema 1.
@@ -20,18 +22,28 @@ _STATUSES = {
 }
 
 _VALIDATION_PROCEDURE = [
-    "Detect the family: an object with 'Type' is DirectML, one with 'op_type' is ONNX; anything else is malformed.",
-    "Normalise: DirectML Type, DataType and AxisDirection accept their full names (DML_OPERATOR_TOP_K1, DML_TENSOR_DATA_TYPE_FLOAT32, DML_AXIS_DIRECTION_DECREASING), short names (TOP_K1, FLOAT32, DECREASING) or enum values (dml_operator_types, dml_data_types, dml_axis_directions); FeatureLevel accepts DML_FEATURE_LEVEL_3_1, 3_1, 3.1 or 0x3100. ONNX X.dtype accepts numpy names (float32), ONNX names (float, tensor(float)) or onnx_type_strings values.",
-    "Profile: a profile given by the caller overrides the descriptor's FeatureLevel/opset; DirectML without either uses the newest known level; ONNX needs an opset. A later DirectML level uses the newest support row at or below it; an ONNX opset resolves to the newest onnx_versions key at or below it.",
-    "Go through `rules` in order. A rule applies when its scope is the descriptor's family, its ops include the operator ('TopK' for ONNX), and it is not strict_only (unless strict_doc) nor lenient_only (under strict_doc). An applicable rule is checked only when every rule in its `requires` held or did not apply; otherwise it is skipped. A checked rule whose check kind reports messages is violated.",
-    "Report every violated rule: {rule, message (the messages joined by '; '), source}.",
+    "Detect the family: an object with 'Type' is DirectML, one with 'op_type' is ONNX; anything else is malformed (an error, not a finding).",
+    "Normalise each field as `input_forms` says: the spellings it accepts (trimmed, case-insensitive names, prefixes, aliases, enum values) become the one form the checks read; a value of no form is kept as written, and the rule its entry names reports it. Only an entry whose `malformed` is \"error\" (no object, no family, an unknown DirectML Type, a profile that names no version) stops the validation.",
+    "Profile: a profile given by the caller overrides the descriptor's FeatureLevel/opset; DirectML without either uses the newest known level; ONNX needs an opset (without one, or with a malformed one, onnx.desc.fields is broken and, as every other ONNX rule requires it, nothing else is checked; likewise a malformed FeatureLevel and dml.desc.fields). A later DirectML level uses the newest support row at or below it; an ONNX opset resolves to the newest onnx_versions key at or below it.",
+    "Go through `rules` in order. A rule applies when its scope is the descriptor's family, its ops include the operator ('TopK' for ONNX), and it is not strict_only (unless strict_doc) nor lenient_only (under strict_doc). An applicable rule is checked only when every rule in its `requires` held or did not apply; when one of them broke it is skipped, and when one was not checked it is not checked either. A checked rule whose check kind reports messages is violated.",
+    "Unknown values: where a field is null (input_forms.terms.null), a check kind listed in input_forms.unknown_stops that needs it does not run; the rule goes into not_checked with the reason, and is neither held nor broken.",
+    "Report every violated rule: {rule, message (the messages joined by '; '), source (all its sources in one line), status, citations}. status is the rule's status at the descriptor's version: an interpretation is documented at and after a profile in its documented_from of the same family (ONNX: TopK version >= the opset named; DirectML: feature level >= the level named), with no version known it is the rule's own status. citations are the rule's sources whose document (documents[doc]) is of the family, narrowed to those whose document's ops include the operator when any do, and for ONNX to those whose versions include the TopK version when any do.",
 ]
+
+_DOCUMENTED_FROM = (
+    "A rule's documented_from lists, for an interpretation that some spec versions state outright, the first "
+    "profile of each family whose documents state it (['dml:1.0', 'onnx:11']): at that version and later ones of "
+    "its family the rule's status is documented, and a finding says so in its own status. Empty: the status is "
+    "the same at every version.")
 
 
 def export() -> dict:
     # Loaded here, not with the module: `import topkspec.spec` loads this module for the name.
     from topkspec.spec import dtypes, tables
+    import copy
+
     from topkspec.spec.checks import CHECK_KINDS, DML_DATA_TYPE_SIZES
+    from topkspec.spec.forms import INPUT_FORMS
     from topkspec.spec.profiles import STANDARD_PROFILES
     from topkspec.spec.rules import RULE_LIST
 
@@ -39,6 +51,8 @@ def export() -> dict:
         "schema_version": SCHEMA_VERSION,
         "name": "topkspec",
         "statuses": dict(_STATUSES),
+        "documented_from": _DOCUMENTED_FROM,
+        "input_forms": copy.deepcopy(INPUT_FORMS),
         "profiles": {
             "forms": ["dml:<feature level>, e.g. dml:3.1, dml:3_1, dml:0x3100",
                       "onnx:<opset>, e.g. onnx:11"],

@@ -32,22 +32,25 @@ class Lowering:
 
 
 def _finding(rule_id: str, message: str) -> Finding:
-    return Finding(rule_id, message, RULES[rule_id].source)
+    rule = RULES[rule_id]
+    return Finding(rule_id, message, rule.source, rule.status, rule.sources)
 
 
 def lower_onnx_to_dml(onnx_desc: dict, level="6_4", *, strict_doc: bool = False) -> Lowering:
-    """Map an ONNX TopK node (DESIGN.md JSON) to the DML_TOP_K1 descriptor at `level`, or report
+    """Map an ONNX TopK node (the JSON of docs/spec.md) to the DML_TOP_K1 descriptor at `level`, or report
     the rules that stop it: the node's own ONNX violations, or lower.dtype / lower.rank."""
     onnx_findings = validate(onnx_desc)
     if onnx_findings:
         return Lowering(None, onnx_findings)
+    if isinstance(onnx_desc, dict) and "k" in onnx_desc and onnx_desc["k"] is None:
+        return Lowering(None, [_finding("lower.k_constant", "k is unknown (null): DML_TOP_K1 takes K when the "
+                                                            "operator is created")])
     case = case_from_descriptor(onnx_desc)
     prof = dml_profile(level)
     row = support_row(_TABLES, "TOP_K1", prof.level)
     if row is None:
-        return Lowering(None, [Finding("dml.operator.available",
-                                       f"DML_OPERATOR_TOP_K1 does not exist at DML_FEATURE_LEVEL_{prof.level_name}",
-                                       RULES["dml.operator.available"].source)])
+        return Lowering(None, [_finding("dml.operator.available",
+                                        f"DML_OPERATOR_TOP_K1 does not exist at DML_FEATURE_LEVEL_{prof.level_name}")])
     violations, notes = [], []
     dml_type = case.dtype.upper()
     if dml_type not in row["value_types"]:

@@ -10,7 +10,7 @@ from functools import cached_property, lru_cache
 
 from topkspec.errors import UsageError
 from topkspec.spec.record import Record
-from topkspec.spec.tables import DML_FEATURE_LEVELS, ONNX_VERSIONS
+from topkspec.spec.tables import ONNX_VERSIONS
 
 
 class ProfileError(UsageError):
@@ -43,52 +43,16 @@ class Profile(Record):
 
 
 def level_value(text) -> int:
-    """Feature level value from 0x3100, "3_1", "3.1" or "DML_FEATURE_LEVEL_3_1"."""
-    if isinstance(text, bool):
-        raise ProfileError(f"unknown DirectML feature level {text!r}")
-    if isinstance(text, int):
-        value = text
-    else:
-        s = str(text).strip()
-        value = _ascii_level_value(s) if s.isascii() else _level_value_re(s)
-        if value is None:
-            raise ProfileError(
-                f"unknown DirectML feature level {text!r} (expected e.g. 3_1, 3.1, "
-                f"DML_FEATURE_LEVEL_3_1 or 0x3100)")
-    if value < DML_FEATURE_LEVELS["1_0"] or value & 0xFF or value >> 12 > 15:
-        raise ProfileError(f"unknown DirectML feature level {text!r}")
+    """Feature level value from 0x3100, "3_1", "3.1" or "DML_FEATURE_LEVEL_3_1" (the forms of
+    forms.INPUT_FORMS: ASCII digits only, trimmed, the prefix in any case)."""
+    from topkspec.spec.forms import feature_level
+
+    value = feature_level(text)
+    if value is None:
+        raise ProfileError(
+            f"unknown DirectML feature level {text!r} (expected e.g. 3_1, 3.1, "
+            f"DML_FEATURE_LEVEL_3_1 or 0x3100)")
     return value
-
-
-_PREFIX = "DML_FEATURE_LEVEL_"
-_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
-
-
-def _ascii_level_value(s: str):
-    """What _level_value_re gives for an ASCII string, without loading re (the first validate
-    reads a FeatureLevel): strip DML_FEATURE_LEVEL_ (any case), then "<digits>[._]<digit>" or
-    "0x<hex digits>"; None when neither."""
-    if s[:len(_PREFIX)].upper() == _PREFIX:
-        s = s[len(_PREFIX):]
-    if len(s) >= 3 and s[-2] in "._" and s[-1].isdigit() and s[:-2].isdigit():
-        return (int(s[:-2]) << 12) | (int(s[-1]) << 8)
-    if len(s) > 2 and s[:2] == "0x" and _HEX_DIGITS.issuperset(s[2:]):
-        return int(s, 16)
-    return None
-
-
-def _level_value_re(s: str):
-    """The feature level value of s without its DML_FEATURE_LEVEL_ prefix (any case), "3_1", "3.1"
-    or "0x3100"; None when it is none of these."""
-    import re
-
-    s = re.sub(r"^DML_FEATURE_LEVEL_", "", s, flags=re.IGNORECASE)
-    match = re.fullmatch(r"(\d+)[._](\d)", s)
-    if match:
-        return (int(match.group(1)) << 12) | (int(match.group(2)) << 8)
-    if re.fullmatch(r"0x[0-9a-fA-F]+", s):
-        return int(s, 16)
-    return None
 
 
 def resolve_opset(opset: int) -> str:
@@ -126,11 +90,13 @@ def onnx_profile(opset) -> Profile:
 
 
 def _onnx_profile(opset) -> Profile:
-    if isinstance(opset, bool) or not isinstance(opset, int):
-        try:
-            opset = int(str(opset).strip())
-        except ValueError:
-            raise ProfileError(f"ONNX opset must be an integer, got {opset!r}") from None
+    if type(opset) is not int:
+        from topkspec.spec.forms import TRIM, ascii_digits
+
+        text = opset.strip(TRIM) if type(opset) is str else ""
+        if not ascii_digits(text):
+            raise ProfileError(f"ONNX opset must be an integer (ASCII digits), got {opset!r}")
+        opset = int(text)
     return Profile("onnx", f"onnx:{opset}", opset=resolve_opset(opset), requested_opset=opset)
 
 

@@ -4,7 +4,7 @@
     print(speed.format_report(speed.measure()))       # or: python -m topkspec.spec.speed
 
 `measure` times `spec.validate` on the golden descriptors (the DirectML and ONNX examples of
-DESIGN.md's "Descriptor JSON") and on one invalid descriptor of each family, best of `repeat`
+docs/spec.md's "Descriptor JSON") and on one invalid descriptor of each family, best of `repeat`
 runs of `number` calls, each call doing the whole work (nothing is cached per descriptor). It
 times the import in fresh interpreters (best of `repeat` processes, `time.perf_counter()`
 around the import), then the first `spec.validate` in the same process (it loads the rules,
@@ -21,7 +21,7 @@ import sys
 import time
 import timeit
 
-# The DESIGN.md examples ("Descriptor JSON"), the DirectML one with its elided output tensors filled in.
+# The docs/spec.md examples ("Descriptor JSON"), the DirectML one with its elided output tensors filled in.
 DML_GOLDEN = {
     "Type": "DML_OPERATOR_TOP_K1", "FeatureLevel": "DML_FEATURE_LEVEL_3_1",
     "Desc": {

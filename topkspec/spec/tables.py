@@ -203,7 +203,7 @@ DML_WORKED_EXAMPLES = [
 # The check kinds descriptor rules use, in words: what a validator in another language implements
 # from the export (checks.CHECK_KINDS pairs each with its code here).
 CHECK_KIND_MEANINGS = {
-    "dml_fields": "Desc is an object; it has exactly the members dml_desc_fields[Type]; tensor members are objects; Axis and K are integers in [0, 2**32-1]; AxisDirection is an integer or a string.",
+    "dml_fields": "FeatureLevel, when present, reads as a feature level by input_forms; Desc is an object; it has exactly the members dml_desc_fields[Type]; tensor members are objects; Axis and K are integers in [0, 2**32-1]; AxisDirection is an integer or a string.",
     "dml_tensor_fields": "Each tensor in `tensors` has every dml_tensor_fields.required field and only required or optional fields; DataType is a key of dml_data_types; Sizes and Strides are lists of integers in [0, 2**32-1]; TotalTensorSizeInBytes, GuaranteedBaseOffsetAlignment and Flags are non-negative integers.",
     "dml_operator_available": "dml_support[Type] has a row whose `since` level is at or below the profile's feature level.",
     "sizes_min": "Every entry of Sizes of each tensor in `tensors` is at least `min`.",
@@ -220,7 +220,7 @@ CHECK_KIND_MEANINGS = {
     "strides_length": "Each tensor in `tensors` that has Strides has as many Strides as Sizes.",
     "total_size_min": "Each tensor in `tensors` that has TotalTensorSizeInBytes has it at least the implied size: elements = product(Sizes) without Strides, else 1 + sum((size-1)*stride); bytes = elements * dml_data_type_sizes[DataType], rounded up to a multiple of `round_to`.",
     "alignment": "Each tensor in `tensors` whose GuaranteedBaseOffsetAlignment is present and nonzero has it a power of two and at least dml_data_type_sizes[DataType] (the element size in bytes).",
-    "onnx_fields": "op_type is 'TopK'; the only keys are op_type, opset, X, k, K, attributes; X is an object with only dtype (a string) and shape (a list of non-negative integers); k is an integer or a list of integers; K (optional: the input tensor K as a model declares it) is an object with only dtype (a string) and shape (a list of non-negative integers or null where unknown); attributes (optional) is an object of integers.",
+    "onnx_fields": "opset is present and an integer of at least 1 (input_forms: a profile given by the caller fills a missing one); op_type is 'TopK'; the only keys are op_type, opset, X, k, K, attributes; X is an object with only dtype (a string) and shape (null, or a list whose entries are non-negative integers or null); k is present and an integer, a list of integers, or null; K (optional: the input tensor K as a model declares it) is an object with only dtype (a string) and shape (a list of non-negative integers or null where unknown); attributes (optional) is an object of integers.",
     "onnx_attrs_allowed": "Every attribute name is a key of onnx_versions[version].attributes, where version is the profile's resolved TopK version.",
     "onnx_k_attribute_matches": "When the attributes have k, it equals k.",
     "onnx_dtype_in_table": "X.dtype (canonical name) is in onnx_versions[version][`column`].",

@@ -26,7 +26,7 @@ GuaranteedBaseOffsetAlignment, u32 Sizes[DimensionCount] and, when has_strides,
 u32 Strides[DimensionCount]. The worker puts every field into DML_BUFFER_TENSOR_DESC and
 DML_TOP_K(1)_OPERATOR_DESC exactly as it arrives, so DirectML sees the descriptor as written.
 
-`encode_descriptor` maps the DESIGN.md JSON onto that form. JSON that no C struct can hold
+`encode_descriptor` maps the descriptor JSON (docs/spec.md) onto that form. JSON that no C struct can hold
 (a missing member, a member the struct lacks, a negative or fractional UINT, a Strides list
 whose length differs from the DimensionCount) raises `Inexpressible`: such a descriptor can
 never reach DirectML, so only `topkspec validate` judges it.
@@ -206,7 +206,7 @@ def _tensor(tensor, name: str) -> tuple:
 
 
 def encode_descriptor(desc) -> bytes:
-    """The binary form of a DESIGN.md DirectML descriptor (names, short names or enum values);
+    """The binary form of a DirectML descriptor in the JSON of docs/spec.md (names, short names or enum values);
     raises Inexpressible when no C struct can hold it. FeatureLevel is not part of the struct:
     DirectML judges a descriptor at the device's own feature level."""
     op = operator_name(desc)

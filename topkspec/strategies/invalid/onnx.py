@@ -30,7 +30,7 @@ def _desc_fields(draw, prof, rule):
         desc["X"]["shape"][draw(cached.integers(0, len(desc["X"]["shape"]) - 1))] = draw(
             cached.sampled((-1, 2.5, "3")))
     elif how == "k":
-        desc["k"] = pick(draw, [str(desc["k"]), float(desc["k"]), None])
+        desc["k"] = pick(draw, [str(desc["k"]), float(desc["k"]), True])  # null is a form: K unknown
     elif how == "attribute":
         desc["attributes"]["axis"] = pick(draw, [str(desc["attributes"]["axis"]), 0.5])
     else:
