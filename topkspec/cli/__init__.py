@@ -177,6 +177,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     from topkspec.cli.directml_commands import add_parser as add_directml_parser
     add_directml_parser(sub)
+    from topkspec.cli.divergence_command import add_parser as add_divergence_parser
+    add_divergence_parser(sub)
 
     env = sub.add_parser("env", help="Python environments of their own for targets that cannot share this one")
     env_commands = env.add_subparsers(dest="env_command", metavar="SUBCOMMAND", parser_class=type(env))
@@ -345,11 +347,12 @@ def cmd_env(args) -> int:
 
 
 def main(argv=None) -> int:
+    from topkspec.cli.divergence_command import cmd_divergence
     from topkspec.cli.spec_commands import cmd_spec, cmd_validate
 
     commands = {"fuzz": cmd_fuzz, "targets": cmd_targets, "spec": cmd_spec, "validate": cmd_validate,
                 "matrix": cmd_matrix, "bench": cmd_bench, "corpus": cmd_corpus, "directml": cmd_directml,
-                "env": cmd_env}
+                "env": cmd_env, "divergence": cmd_divergence}
     try:
         parser = build_parser()
         args = parser.parse_args(argv)

@@ -56,8 +56,9 @@ def kind_of(failure, result) -> Kind:
     return classify(failure, getattr(result, "contract", None), getattr(result, "profile", None))
 
 
-def classify(failure, contract=None, profile=None) -> Kind:
-    """The kind of `failure` for a target held to `contract` (None: its profile's text) at `profile`."""
+def classify(failure, contract=None, profile=None, properties=None) -> Kind:
+    """The kind of `failure` for a target held to `contract` (None: its profile's text) at `profile`;
+    `properties`: where to look up the property it broke (default: the catalogue's)."""
     profile = profile or failure.case.profile
     klass, rule = failure.failure_class, failure.rule
     if klass == failures.ADAPTER_ERROR:
@@ -70,7 +71,7 @@ def classify(failure, contract=None, profile=None) -> Kind:
     if klass == failures.NONDETERMINISTIC or rule == "out.deterministic":
         return Kind(kinds.CONTRADICTS_ITSELF, "the same call, repeated on the same input, gave two different "
                                               "answers; no document is needed to say one of them is wrong")
-    if _holds_to_itself(failure):
+    if _holds_to_itself(failure, properties):
         return Kind(kinds.CONTRADICTS_ITSELF, f"two calls ({failure.relation.replace('_', ' ')}) gave answers that "
                                               f"no reading of what its contract leaves open allows together")
     if contract is not None:
@@ -88,13 +89,12 @@ def classify(failure, contract=None, profile=None) -> Kind:
     return _by_contract(failure, contract, profile)
 
 
-def _holds_to_itself(failure) -> bool:
+def _holds_to_itself(failure, properties=None) -> bool:
     """Whether the property the failure broke holds a target to itself (Property.self_consistency)."""
-    from topkspec.properties.catalogue import BY_NAME, CATALOGUE
+    from topkspec.properties.catalogue import CATALOGUE
 
-    props = [p for p in CATALOGUE if failure.rule in p.rule_ids]
-    if failure.relation in BY_NAME:
-        props.append(BY_NAME[failure.relation])
+    properties = CATALOGUE if properties is None else properties
+    props = [p for p in properties if failure.rule in p.rule_ids or getattr(p, "name", None) == failure.relation]
     return any(getattr(prop, "self_consistency", False) for prop in props)
 
 
@@ -162,8 +162,9 @@ def _flushed(x: np.ndarray) -> np.ndarray:
 
 def subnormals_as_zero(failure) -> bool:
     """Whether the failing call's result is right once subnormals compare as zero: the input
-    holds subnormals and no NaN, and the values returned, subnormals read as zero, are those
-    the reference gives on the input with its subnormals flushed (in order, ties in any order)."""
+    holds subnormals and no NaN, each value returned is the input's element at its index, and
+    the values, subnormals read as zero, are those the reference gives on the input with its
+    subnormals flushed (in order; ties in any order)."""
     from topkspec.spec.reference import float_has_nan, reference_topk
 
     case, x = failure.case, failure.x
@@ -182,8 +183,16 @@ def subnormals_as_zero(failure) -> bool:
         want, _ = reference_topk(_flushed(x), axis=case.axis, k=case.k, largest=case.largest)
     except (ValueError, IndexError):
         return False
-    got = _flushed(values)
-    if got.shape != want.shape:
+    got, indices = _flushed(values), np.asarray(out[1])
+    if got.shape != want.shape or indices.shape != want.shape or indices.dtype.kind not in "iu":
+        return False
+    axis = case.axis % x.ndim
+    if indices.size and (indices.min() < 0 or indices.max() >= x.shape[axis]):
+        return False
+    at = np.take_along_axis(x, indices.astype(np.int64), axis=axis)
+    bits = f"u{x.dtype.itemsize}"
+    same = (values.view(bits) == at.view(bits)) | (_subnormal(at) & (values.astype(np.float64) == 0))
+    if not same.all():  # each value the input's element at its index, bit for bit (or that subnormal flushed)
         return False
     got, want = got.astype(np.float64), np.asarray(want).astype(np.float64)
     if not case.sorted:  # any order: compared sorted
