@@ -43,8 +43,10 @@ def _nan_place(largest: bool):
         values = np.asarray(values, dtype=np.float64)
         nan = np.flatnonzero(np.isnan(values))
         numbers = values[~np.isnan(values)].tolist()
-        if len(nan) != 1 or numbers != ([3.0, 1.0] if largest else [1.0, 3.0]):
+        if len(nan) != 1 or sorted(numbers) != [1.0, 3.0]:
             return f"other: {_listed(values)}"
+        if numbers != ([3.0, 1.0] if largest else [1.0, 3.0]):
+            return f"numbers out of order: {_listed(values)}"
         at = int(nan[0])
         if at == 1:
             return f"between the numbers: {_listed(values)}"
@@ -161,7 +163,10 @@ def probe_target(name: str, *, timeout: float = 60.0) -> Row:
         return Row(name, "", [], str(exc).splitlines()[0])
     try:
         version = target.version()
-        return Row(name, version, [probe_cell(target, probe) for probe in PROBES])
+        cells = [probe_cell(target, probe) for probe in PROBES]
+        if len(set(cells)) == 1 and cells[0].startswith("not run: "):  # no probe it can run
+            return Row(name, version, [], cells[0][len("not run: "):])
+        return Row(name, version, cells)
     except cannot as exc:
         return Row(name, "", [], str(exc).splitlines()[0])
     finally:
@@ -178,7 +183,8 @@ def divergence_table(rows) -> str:
     header = ["| runtime | version | " + " | ".join(p.column for p in PROBES) + " |",
               "|---|---|" + "---|" * len(PROBES)]
     lines = header + [row_line(row) for row in rows if not row.not_run]
-    lines += [f"- `{row.name}`: not run here: {row.not_run}" for row in rows if row.not_run]
+    lines += [f"- `{row.name}`{f' ({row.version})' if row.version else ''}: not run here: {row.not_run}"
+              for row in rows if row.not_run]
     return "\n".join(lines) + "\n"
 
 
