@@ -307,8 +307,8 @@ def pytest_runtest_makereport(item, call):
         report.outcome, report.longrepr = "passed", None
     for failure in found:
         lines.append(failure_heading(failure, session.result))
-        lines.append(f"    {kind_line(failure, session.result)}")
         lines += failure_lines(failure, indent="    ")
+        lines.append(f"    {kind_line(failure, session.result)}")
         folder = session.write_report(failure)
         lines.append(f"bug report: {folder}" if folder else "bug report: none written (give --topk-report-dir DIR)")
     if lines:

@@ -178,11 +178,11 @@ def format_summary(result) -> str:
     for failure in result.failures:
         where = f" -> {failure.report_dir}" if failure.report_dir else ""
         lines.append(f"  {failure_heading(failure, result, where)}")
-        lines.append(f"      {kind_line(failure, result)}")
         if not failure.report_dir:
             lines += failure_lines(failure)
         if failure.violation.also:  # one report for the bug: the rules it names beside its own
             lines.append(f"      also breaks: {', '.join(failure.violation.also)}")
+        lines.append(f"      {kind_line(failure, result)}")
     if result.known_failures:
         lines.append("known deviations reported (--report-known; not failures):")
     for failure in result.known_failures:
