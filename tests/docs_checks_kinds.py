@@ -16,16 +16,23 @@ def _kinds_of_reports(done, where) -> list:
 
 
 def check_fail_on(block, runs, where):
-    """`topkspec fuzz … --fail-on` exits as the page says, with the reports and kinds it names."""
+    """`topkspec fuzz … --fail-on` exits as the page says, with its reports of the kinds it names,
+    those left out of --fail-on not failing the run and the others failing it."""
     (command,) = block.commands()
     done = runs.once(runnable(command))
     claims = prose_after(block)
     same_version(block, claims, "onnxruntime", r"ONNX Runtime ([\d.]+)")
-    found = claim(r"exits (\d) with (\w+) reports, each of kind `([\w-]+)`", claims, block.where)
+    found = claim(r"exits (\d) with (\w+) reports\. (\w+) are of kind `([\w-]+)`.*?do not fail the run; "
+                  r"(\w+) is of kind `([\w-]+)`.*?fails it", claims, block.where)
     assert_code(done, int(found.group(1)), block.where)
+    left_out, failing = found.group(4), found.group(6)
     kinds = _kinds_of_reports(done, block.where)
-    assert kinds == [found.group(3)] * number(found.group(2)), f"{block.where}: the reports' kinds {kinds}\n{done}"
-    assert f"  {found.group(3):<28} {len(kinds)}" in done.out, f"{block.where}: no count per kind\n{done}"
+    assert sorted(kinds) == sorted([left_out] * number(found.group(3)) + [failing] * number(found.group(5))), \
+        f"{block.where}: the reports' kinds {kinds}\n{done}"
+    assert len(kinds) == number(found.group(2)), f"{block.where}: {len(kinds)} reports\n{done}"
+    for kind, fails in ((left_out, "does not fail the run"), (failing, "fails the run")):
+        assert done.out.count(f"kind: {kind} ({fails})") == kinds.count(kind), f"{block.where}: {kind}\n{done}"
+        assert f"  {kind:<28} {kinds.count(kind)}" in done.out, f"{block.where}: no count for {kind}\n{done}"
 
 
 def check_ci_fail_on(block, runs, where):
