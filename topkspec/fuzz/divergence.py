@@ -5,8 +5,9 @@ values comes first; a runtime that chooses one way every time breaks nothing (sp
 but a person who moves a model from one runtime to another needs to know each one's choice. This
 probes each target with a few fixed float32 inputs and prints one Markdown table: a row per
 runtime (with its version), a column per open point, each cell what the runtime returned, read as
-a choice. It reports what it measured, nothing more: a probe the target refuses or cannot run
-says so in its cell.
+a choice. Each probe is made twice: a runtime whose two answers differ has made no choice, and its
+cell says "varies". It reports what it measured, nothing more: a probe the target refuses or
+cannot run says so in its cell.
 
     topkspec divergence --targets reference,onnxruntime,torch
 """
@@ -126,16 +127,16 @@ def probe_cell(target, probe: Probe) -> str:
         reason = target.supports(case)
         if reason:
             return f"not run: {reason}"
-        values, indices = target.run(case, x)
+        answers = [target.run(case, x) for _ in range(2)]  # the same call twice: a choice is made every time
     except Rejected as exc:
         return f"refused: {str(exc).splitlines()[0][:60]}"
     except TargetCrashed:
         return "crashed"
     except TargetHung:
         return "no answer in time"
-    if contract.value("indices") == "not_returned":
-        indices = None
-    cell = probe.read(values, indices)
+    returned = contract.value("indices") != "not_returned"
+    read = list(dict.fromkeys(probe.read(values, indices if returned else None) for values, indices in answers))
+    cell = read[0] if len(read) == 1 else "varies: " + " / ".join(read)
     if probe.point is not None and contract.value(probe.point) not in ("unspecified",):
         cell += " †"  # its contract promises this point: a choice off the promise is a bug, not a divergence
     return cell
