@@ -191,3 +191,21 @@ def test_onnxruntime_refusing_types_its_table_lacks_gets_feature_requests_and_kn
     assert any(line.startswith("A feature request, not a bug report: ") for line in report[:8]), report[:8]
     known = run_fuzz(RunConfig(**config, known=""))  # the shipped list declares each of them
     assert known.failures == [] and known.exit_code == 0, format_summary(known)
+
+
+pytest_plugins = ["pytester"]
+
+
+def test_the_plugin_passes_a_group_whose_failures_are_of_kinds_topk_fail_on_leaves_out(pytester):
+    pytester.makepyfile(tinyprofile="from hypothesis import settings\nsettings.register_profile('tiny', "
+                                    "max_examples=30, derandomize=True, database=None, deadline=None)\n")
+    pytester.syspathinsert()
+    args = ("-p", "tinyprofile", "-p", "no:cacheprovider", "--pyargs", "topkspec.suite", "--hypothesis-profile",
+            "tiny", "--topk-target", f"{PLANTED}:ignores_direction", "-rP")
+    left_out = pytester.runpytest_subprocess(*args, "--topk-fail-on", "crash,feature-request")
+    outcomes = left_out.parseoutcomes()
+    assert outcomes.get("failed", 0) == 0 and outcomes.get("passed", 0) >= 1, f"{outcomes}\n{left_out.stdout.str()}"
+    left_out.stdout.fnmatch_lines(["*kind: standard (does not fail the run): it breaks DirectML*"])
+    bad = pytester.runpytest_subprocess(*args, "--topk-fail-on", "bugs")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR, f"--topk-fail-on bugs: exit {bad.ret}"
+    bad.stderr.fnmatch_lines(["*topkspec: --fail-on: bugs is no kind*"])
