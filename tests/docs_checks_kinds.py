@@ -67,9 +67,11 @@ def check_divergence(block, runs, where):
         pytest.skip(f"{block.where}: none of {names} runs here")
     done = runs.once(command.replace(",".join(names), ",".join(here)))
     assert done.code == 0, str(done)
-    page_rows = {line.split("|")[1].strip(): line for line in page_text(block).splitlines()
-                 if re.match(r"\| [\w-]+ \| ", line)}
-    printed = [line for line in done.out.splitlines() if re.match(r"\| [\w-]+ \| ", line)]
+    def rows(text):  # the table's rows: a runtime's name, then its cells
+        return [line for line in text.splitlines() if re.match(r"\| [\w-]+ \| ", line)
+                and line.count("|") == 10 and not line.startswith("| runtime |")]
+    page_rows = {line.split("|")[1].strip(): line for line in rows(page_text(block))}
+    printed = rows(done.out)
     assert [line.split("|")[1].strip() for line in printed] == here, f"{block.where}: rows {printed}\n{done}"
     for line in printed:
         name = line.split("|")[1].strip()
