@@ -206,6 +206,8 @@ def test_the_plugin_passes_a_group_whose_failures_are_of_kinds_topk_fail_on_leav
     outcomes = left_out.parseoutcomes()
     assert outcomes.get("failed", 0) == 0 and outcomes.get("passed", 0) >= 1, f"{outcomes}\n{left_out.stdout.str()}"
     left_out.stdout.fnmatch_lines(["*kind: standard (does not fail the run): it breaks DirectML*"])
+    left_out.stdout.fnmatch_lines(["*topkspec verdicts:*", "failures by kind (the run fails on crash, feature-request*",
+                                   "  standard *", "  none of them fails the run*"])
     bad = pytester.runpytest_subprocess(*args, "--topk-fail-on", "bugs")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR, f"--topk-fail-on bugs: exit {bad.ret}"
     bad.stderr.fnmatch_lines(["*topkspec: --fail-on: bugs is no kind*"])

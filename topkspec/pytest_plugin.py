@@ -335,12 +335,14 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     session = config.stash.get(_SESSION, None)
     if session is None:
         return
+    from topkspec.fuzz.summary import kind_counts
     from topkspec.fuzz.verdicts import known_lines, verdict_lines
 
     for group in session.groups:
         session.failures_of(group)
     terminalreporter.section(f"topkspec verdicts: {session.target.name} at {session.profile}")
-    for line in verdict_lines(session.result, indent="") + known_lines(session.result, indent="  "):
+    for line in (verdict_lines(session.result, indent="") + known_lines(session.result, indent="  ")
+                 + kind_counts(session.result)):
         terminalreporter.write_line(line)
 
 

@@ -204,7 +204,8 @@ def kind_title(kind: Kind, stack, failure, title: str) -> str:
     """A report's title worded for its kind: a feature request asks for the type, a divergence
     says it is none; any other kind keeps the bug's title."""
     if kind.id == kinds.FEATURE_REQUEST:
-        return f"Feature request: {stack.label} TopK for {failure.case.dtype} ({failure.case.profile})"
+        return (f"Feature request: {stack.label} for {failure.case.dtype} input, which "
+                f"{standard_name(failure.case.profile)} allows")
     if kind.id == kinds.OPEN:
         return f"Divergence, not a bug: {title}"
     return title
