@@ -302,6 +302,20 @@ def nan_breaks_order(x, *, axis, k, largest=True):
     return _per_row(x, axis, k, row_fn)
 
 
+def subnormals_as_zero(x, *, axis, k, largest=True):
+    """Compares subnormals as zero (denormals-are-zero, a deliberate speed mode): ties among the
+    zeros and subnormals go by index; the values come back as the input holds them."""
+    import ml_dtypes
+
+    x = np.asarray(x)
+    if x.dtype.kind in "iu":
+        return CORRECT(x, axis=axis, k=k, largest=largest)
+    wide = x.astype(np.float64)
+    flushed = np.where(np.abs(wide) < float(ml_dtypes.finfo(x.dtype).tiny), 0.0, wide)
+    _, indices = CORRECT(flushed, axis=axis, k=k, largest=largest)
+    return np.take_along_axis(x, indices, axis=axis), indices
+
+
 # -- validation --------------------------------------------------------------------------------
 
 def accepts_k_above_n(x, *, axis, k, largest=True):

@@ -47,7 +47,7 @@ def test_a_failure_after_a_poisoning_call_names_that_call_and_replays_it(tmp_pat
         # the one call that poisons the process, and nothing else of the worker's history
         assert [case.dtype for case, _ in failure.prior] == ["float16"], failure.prior
         report = open(os.path.join(failure.report_dir, "report.md")).read()
-        title, opening = report.splitlines()[0], report.splitlines()[2]
+        title, opening = report.splitlines()[0], report.splitlines()[4]  # after the kind's line
         assert "after TopK on float16[" in title, title
         assert opening.startswith("After TopK on float16["), opening
         document = json.load(open(os.path.join(failure.report_dir, "case.json")))

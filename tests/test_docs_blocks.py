@@ -3,7 +3,8 @@ output (exit codes, counts, report folders, "N of M") is what the commands give.
 
 tests/docs_blocks.py finds the blocks and their marks. A block with no mark runs as written; a
 block marked `check: NAME` runs through the check of that name (docs_checks_commands.py,
-docs_checks_examples.py), which reads the page's claims next to it; every other block carries the reason it does not run here. A new block on any page is
+docs_checks_examples.py, docs_checks_kinds.py), which reads the page's claims next to it; every
+other block carries the reason it does not run here. A new block on any page is
 picked up by itself: unmarked, it runs, and fails loudly if it does not work as written."""
 import importlib.util
 import pathlib
@@ -13,11 +14,12 @@ import pytest
 
 import docs_checks_commands
 import docs_checks_examples
+import docs_checks_kinds
 from docs_blocks import ROOT, Block, blocks_of, pages
 from docs_run import BLOCKS, Runs, run_plain, write_files
 from topkspec.cli import build_parser
 
-CHECKS = {**docs_checks_commands.CHECKS, **docs_checks_examples.CHECKS}
+CHECKS = {**docs_checks_commands.CHECKS, **docs_checks_examples.CHECKS, **docs_checks_kinds.CHECKS}
 
 
 RUNNERS = ("sh", "python", "json")

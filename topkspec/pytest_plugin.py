@@ -39,6 +39,9 @@ def pytest_addoption(parser):
                     help="hold the target to this contract (TOML) instead of its own (topkspec fuzz --contract)")
     group.addoption("--topk-nan-order", choices=("largest", "totalorder", "smallest"), default=None,
                     help="check this NaN order (topkspec fuzz --nan-order); default: as the contract")
+    group.addoption("--topk-fail-on", default=None, metavar="KINDS",
+                    help="comma-separated kinds whose failures fail a test (topkspec fuzz --fail-on); "
+                         "default: every bug kind (all but open)")
     group.addoption("--topk-max-examples", type=int, default=None, metavar="N",
                     help="the budget of the suite run (default: the Hypothesis profile's max_examples)")
     group.addoption("--topk-database", default=None, metavar="DIR",
@@ -114,6 +117,8 @@ def _check_options(config) -> None:
         if config.getoption("--topk-contract"):  # so does a contract that cannot be read
             from topkspec.spec.contracts import load_contract
             load_contract(config.getoption("--topk-contract"))
+        from topkspec.spec.kinds import parse_fail_on
+        parse_fail_on(config.getoption("--topk-fail-on"))
         known = config.getoption("--topk-known")
         if known:  # a bad file of known deviations stops the run before it starts
             from topkspec.known import load_known
@@ -135,7 +140,8 @@ def suite_options(config) -> SuiteOptions:
                         documents_only=config.getoption("--topk-documents-only"),
                         max_axis_size=config.getoption("--topk-max-axis-size"),
                         max_elements=config.getoption("--topk-max-elements"),
-                        contract=config.getoption("--topk-contract"), nan_order=config.getoption("--topk-nan-order"))
+                        contract=config.getoption("--topk-contract"), nan_order=config.getoption("--topk-nan-order"),
+                        fail_on=config.getoption("--topk-fail-on"))
 
 
 class TopKSession:
@@ -170,6 +176,7 @@ class TopKSession:
 
         from topkspec.fuzz import RunResult
         from topkspec.spec.contracts import held_to
+        from topkspec.spec.kinds import parse_fail_on
 
         known = options.known
         if known is not None:
@@ -180,7 +187,8 @@ class TopKSession:
                          strict_doc=self.strict_doc, known=known,
                          report_known=options.report_known, documents_only=options.documents_only,
                          computes=self.target.computes,
-                         contract=held_to(self.target.contract, options.contract, options.nan_order))
+                         contract=held_to(self.target.contract, options.contract, options.nan_order),
+                         fail_on=parse_fail_on(options.fail_on))
 
     def _plan(self) -> dict:
         """{group: (strategy, example, ctx)}: the example draws nothing, so the session may be
@@ -282,23 +290,30 @@ def pytest_runtest_makereport(item, call):
         return
     if not report.failed or not group:
         return
-    from topkspec.fuzz.summary import failure_heading
+    from topkspec.fuzz.summary import failure_heading, kind_line
     from topkspec.report.summary import failure_lines
 
     from topkspec.fuzz.confirm import not_filed_line
 
     found = session.failures_of(group)
     lines = [not_filed_line(failure, saved) for failure, saved in session.unreproduced_of(group)]
-    if lines and not found:  # what failed reproduced in no fresh process: no failure of any case
+    from topkspec.spec.kinds import fails_run
+
+    result = session.result
+    failing = [failure for failure in found if fails_run(result.kind(failure).id, result.fail_on)]
+    only_found = call.excinfo is not None and _only_found(call.excinfo.value)
+    if (lines and not found) or (found and not failing and only_found):
+        # reproduced in no fresh process, or only failures of kinds --topk-fail-on leaves out
         report.outcome, report.longrepr = "passed", None
     for failure in found:
         lines.append(failure_heading(failure, session.result))
         lines += failure_lines(failure, indent="    ")
+        lines.append(f"    {kind_line(failure, session.result)}")
         folder = session.write_report(failure)
         lines.append(f"bug report: {folder}" if folder else "bug report: none written (give --topk-report-dir DIR)")
     if lines:
         report.sections.append(("topkspec: what was found", "\n".join(lines)))
-    if found and call.excinfo is not None and _only_found(call.excinfo.value):
+    if failing and only_found:
         # What the target did is all in the section above: the traceback would show the suite's
         # own code, and Hypothesis's advice to decorate a test function the user does not own.
         report.longrepr = (f"topkspec found {len(found)} distinct failure{'s' if len(found) > 1 else ''} in the "
@@ -320,12 +335,14 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     session = config.stash.get(_SESSION, None)
     if session is None:
         return
+    from topkspec.fuzz.summary import kind_counts
     from topkspec.fuzz.verdicts import known_lines, verdict_lines
 
     for group in session.groups:
         session.failures_of(group)
     terminalreporter.section(f"topkspec verdicts: {session.target.name} at {session.profile}")
-    for line in verdict_lines(session.result, indent="") + known_lines(session.result, indent="  "):
+    for line in (verdict_lines(session.result, indent="") + known_lines(session.result, indent="  ")
+                 + kind_counts(session.result)):
         terminalreporter.write_line(line)
 
 

@@ -123,6 +123,10 @@ def build_parser() -> argparse.ArgumentParser:
     fuzz.add_argument("--strict-doc", action="store_true",
                       help="apply the literal DirectML text: K must be less than the axis size (a target "
                            "must refuse K equal to it); by default a target may refuse or compute it")
+    fuzz.add_argument("--fail-on", default=None, metavar="KINDS",
+                      help="comma-separated kinds whose failures fail the run (exit 1): own-documentation, "
+                           "crash, contradicts-itself, standard, feature-request (default: all five); an open "
+                           "failure never fails it, an adapter error always does")
     fuzz.add_argument("--no-confirm", dest="confirm", action="store_false",
                       help="file each failure as found, without replaying it in a fresh process first")
     _add_run_options(fuzz)
@@ -173,6 +177,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     from topkspec.cli.directml_commands import add_parser as add_directml_parser
     add_directml_parser(sub)
+    from topkspec.cli.divergence_command import add_parser as add_divergence_parser
+    add_divergence_parser(sub)
 
     env = sub.add_parser("env", help="Python environments of their own for targets that cannot share this one")
     env_commands = env.add_subparsers(dest="env_command", metavar="SUBCOMMAND", parser_class=type(env))
@@ -195,7 +201,11 @@ def cmd_fuzz(args) -> int:
         from topkspec.spec.contracts import load_contract
         load_contract(args.contract)
         args.contract = os.path.abspath(args.contract)
+    from topkspec.spec.kinds import parse_fail_on
+    fail_on = parse_fail_on(args.fail_on)  # a bad list is bad usage before the target starts
     if args.engine == "hypofuzz":
+        if args.fail_on is not None:
+            raise UsageError("--fail-on is for --engine hypothesis: HypoFuzz's own runs fail on every failure")
         from topkspec.cli.hypofuzz_engine import run
 
         return run(args)
@@ -217,7 +227,7 @@ def cmd_fuzz(args) -> int:
                            known=args.known, report_known=args.report_known, documents_only=args.documents_only,
                            max_axis_size=args.max_axis_size, max_elements=args.max_elements,
                            verbose=args.verbose, confirm=args.confirm, contract=args.contract,
-                           nan_order=args.nan_order)
+                           nan_order=args.nan_order, fail_on=fail_on)
         result = run_fuzz(config, target=target)
     finally:
         target.close()  # the run closes it too; this is for a Ctrl-C before the run begins
@@ -337,11 +347,12 @@ def cmd_env(args) -> int:
 
 
 def main(argv=None) -> int:
+    from topkspec.cli.divergence_command import cmd_divergence
     from topkspec.cli.spec_commands import cmd_spec, cmd_validate
 
     commands = {"fuzz": cmd_fuzz, "targets": cmd_targets, "spec": cmd_spec, "validate": cmd_validate,
                 "matrix": cmd_matrix, "bench": cmd_bench, "corpus": cmd_corpus, "directml": cmd_directml,
-                "env": cmd_env}
+                "env": cmd_env, "divergence": cmd_divergence}
     try:
         parser = build_parser()
         args = parser.parse_args(argv)

@@ -34,7 +34,8 @@ def pytest_args(args) -> list[str]:
     if database is not None:
         line += ["--topk-database", database]
     options = {"--topk-spec": args.profile, "--topk-report-dir": args.report_dir,
-               "--topk-contract": args.contract, "--topk-nan-order": args.nan_order}
+               "--topk-contract": args.contract, "--topk-nan-order": args.nan_order,
+               "--topk-fail-on": getattr(args, "fail_on", None)}
     limits = shape_limits(args.settings, args.max_axis_size, args.max_elements)
     options["--topk-max-axis-size"], options["--topk-max-elements"] = limits["max_axis_size"], limits["max_elements"]
     line += [item for option, value in options.items() if value is not None for item in (option, str(value))]

@@ -9,6 +9,7 @@
 - resolve: which target a run drives, and in which process (resolve_target);
 - summary: progress lines and the summary (format_summary);
 - matrix: many targets and profiles in one run;
+- divergence: each runtime's choice where no document settles it (`topkspec divergence`);
 - bench: examples per second and pattern coverage (`python -m topkspec.fuzz.bench`).
 
 The names below load on first use, so importing one module of the engine stays light.

@@ -87,6 +87,7 @@ class RunConfig:
     confirm: bool = True  # replay each failure in a fresh process before filing it (fuzz.confirm)
     contract: object = None  # what the runtime promises: a Contract or a TOML file; None: the target's own
     nan_order: str | None = None  # --nan-order largest|totalorder|smallest: the NaN order checked; None: as the contract
+    fail_on: object = None  # the kinds whose failures fail the run: ids, or "a,b" as --fail-on; None: every bug kind
 
 
 def shape_limits(settings_name: str | None, max_axis_size: int | None, max_elements: int | None) -> dict:

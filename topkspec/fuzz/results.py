@@ -12,6 +12,7 @@ from topkspec.properties import failures
 from topkspec.properties.catalogue import RELATION_OF_RULE
 from topkspec.properties.failures import Violation
 from topkspec.fuzz.config import EXIT_INTERRUPTED, EXIT_VACUOUS, MIN_JUDGED_SHARE
+from topkspec.spec.kinds import DEFAULT_FAIL_ON, fails_run
 
 
 # How a failure is observed, which decides what a report's repro.py checks: by failure class,
@@ -153,6 +154,7 @@ class RunResult:
     # Per failure the reducer took on (fuzz.minimal): (key, case before, case after, seconds, target checks,
     # steps kept)
     reductions: list = field(default_factory=list)
+    fail_on: tuple = DEFAULT_FAIL_ON  # the kinds whose failures fail the run (--fail-on; spec.kinds)
 
     def note_failure(self) -> None:
         """Keep when the first failure was raised (time to the first failure)."""
@@ -205,12 +207,25 @@ class RunResult:
         (as for SIGINT) when Ctrl-C stopped the run, whatever it had found."""
         if self.interrupted:
             return EXIT_INTERRUPTED
-        if not self.ok:
+        if self.errors or self.failing():
             return 1
         return EXIT_VACUOUS if self.vacuous else 0
 
     def failures_by_class(self) -> Counter:
         return Counter(f.failure_class for f in self.failures)
+
+    def kind(self, failure):
+        """The failure's Kind (report.kinds): which argument it makes, in the run's contract."""
+        from topkspec.report.kinds import kind_of
+
+        return kind_of(failure, self)
+
+    def failures_by_kind(self) -> Counter:
+        return Counter(self.kind(f).id for f in self.failures)
+
+    def failing(self) -> list:
+        """The failures that fail the run: those of a kind in `fail_on` (spec.kinds.fails_run)."""
+        return [f for f in self.failures if fails_run(self.kind(f).id, self.fail_on)]
 
 
 

@@ -45,6 +45,7 @@ from topkspec.fuzz.minimal import reduce_failures
 from topkspec.fuzz.resolve import resolve_target
 from topkspec.fuzz.results import ONE_CALL_RELATIONS, Failure, RunResult, group_failures, record_failure
 from topkspec.fuzz.summary import Progress
+from topkspec.spec.kinds import fail_on_kinds
 from topkspec.targets.base import Target
 from topkspec.targets.history import CallHistory
 from topkspec.targets.isolation import IsolatedTarget
@@ -129,7 +130,7 @@ def _search(config: RunConfig, target: Target | None, made: list) -> RunResult:
                            notes=notes, strict_doc=config.strict_doc, known=known,
                            report_known=config.report_known, documents_only=config.documents_only,
                            computes=target.computes, in_worker=isinstance(target, IsolatedTarget),
-                           timeout=_call_limit(target, config.timeout))
+                           timeout=_call_limit(target, config.timeout), fail_on=fail_on_kinds(config.fail_on))
         keep = _keeper(config, target, result, profile, notes)
         replayer = keep.replayer
         groups = plan_groups(target, profile, strict_doc=config.strict_doc, contract=contract,

@@ -21,6 +21,7 @@ class SuiteOptions:
     max_elements: int | None = None
     contract: str | None = None  # a TOML file of what the runtime promises; None: the target's own
     nan_order: str | None = None  # largest, totalorder or smallest: the NaN order checked
+    fail_on: str | None = None  # the kinds whose failures fail a group's test, "a,b" (None: every bug kind)
 
     @classmethod
     def from_environment(cls, environ) -> "SuiteOptions":

@@ -80,6 +80,31 @@ def failure_heading(failure, result, where: str = "") -> str:
                f"{upstream[0].url or upstream[0].reason})" if upstream else ""))
 
 
+def kind_line(failure, result) -> str:
+    """'kind: standard (fails the run): <the argument it makes>' for a failure of the run."""
+    from topkspec.spec.kinds import fails_run
+
+    kind = result.kind(failure)
+    fails = "fails the run" if fails_run(kind.id, result.fail_on) else "does not fail the run"
+    return f"kind: {kind.id} ({fails}): {kind.argument}"
+
+
+def kind_counts(result) -> list[str]:
+    """The failures counted per kind (spec.kinds), and which kinds fail the run (--fail-on)."""
+    from topkspec.spec.kinds import ADAPTER, KINDS
+
+    if not result.failures:
+        return []
+    counts = result.failures_by_kind()
+    lines = [f"failures by kind (the run fails on {', '.join(result.fail_on)}; an adapter error always, "
+             f"open never):"]
+    lines += [f"  {kind:<28} {counts[kind]}" for kind in (*KINDS, ADAPTER) if counts[kind]]
+    if not result.failing():
+        lines.append("  none of them fails the run (exit 0 unless something else does): their kinds are not in "
+                     "--fail-on")
+    return lines
+
+
 def format_summary(result) -> str:
     """The end-of-run summary a person reads."""
     from topkspec.report.summary import failure_lines
@@ -149,6 +174,7 @@ def format_summary(result) -> str:
         lines.append("failures: none, every property held")
     for name, count in sorted(result.failures_by_class().items()):
         lines.append(f"  {name:<28} {count}")
+    lines += kind_counts(result)
     for failure in result.failures:
         where = f" -> {failure.report_dir}" if failure.report_dir else ""
         lines.append(f"  {failure_heading(failure, result, where)}")
@@ -156,6 +182,7 @@ def format_summary(result) -> str:
             lines += failure_lines(failure)
         if failure.violation.also:  # one report for the bug: the rules it names beside its own
             lines.append(f"      also breaks: {', '.join(failure.violation.also)}")
+        lines.append(f"      {kind_line(failure, result)}")
     if result.known_failures:
         lines.append("known deviations reported (--report-known; not failures):")
     for failure in result.known_failures:

@@ -8,6 +8,9 @@
 - case.json: the case, the calls, the violation, the rules' citations and the stack;
 - inputs.npz: the inputs of the calls, the outputs seen and the expected result.
 
+Each report says which argument it makes, its kind (report.kinds, with the ids of spec.kinds),
+in case.json and on the line under its title.
+
 Each target plugs in its own repro program and stack description with
 `topkspec.repro.writers.register_repro_writer`.
 

@@ -10,6 +10,8 @@ import numpy as np
 from topkspec.properties import failures
 from topkspec.known import known_upstream
 from topkspec.report.cite import citations, contract_citations
+from topkspec.report.kinds import kind_of, kind_title
+from topkspec.spec.kinds import OPEN
 from topkspec.spec.queries import rule_statement
 from topkspec.repro.calls import calls_for, expected_result
 from topkspec.report.markdown import after_words, report_markdown
@@ -120,8 +122,10 @@ def write_report(failure, result, directory: str, *, target_spec=None, timeout: 
     case = calls[0][0] if calls else failure.case
     stack = writer.stack(target, case, spec_text)
     upstream = known_upstream(failure, result, spec_text)
-    title = (title_of(stack, failure) + after_words(failure)
-             + decided_by(rule_statement(failure.rule, result.profile, result.contract)))
+    kind = kind_of(failure, result)
+    title = kind_title(kind, stack, failure, title_of(stack, failure) + after_words(failure)
+                       + ("" if kind.id == OPEN else decided_by(rule_statement(failure.rule, result.profile,
+                                                                                 result.contract))))
     quoted = contract_citations(failure.rule, failure.case, result.contract)
     rule_line = (f'{quoted[0]["title"]}, {quoted[0]["section"]}: {quoted[0]["quote"]}'
                  if quoted else f"Rule {failure.rule}")
@@ -131,7 +135,7 @@ def write_report(failure, result, directory: str, *, target_spec=None, timeout: 
         repro = repro_source(failure, relation, writer=writer, target=target, target_spec=spec_text, title=title,
                              rule_line=rule_line, why=_why(failure, quoted), timeout=timeout)
     document = {
-        "title": title, "target": failure.target, "target_spec": spec_text,
+        "title": title, "kind": kind.id, "argument": kind.argument, "target": failure.target, "target_spec": spec_text,
         "version": result.version, "profile": result.profile, "group": failure.group,
         "relation": relation, "case": failure.case.to_dict(),
         "drawn_case": (failure.drawn or failure.case).to_dict(), "calls": [_call_dict(c) for c, _ in calls],
@@ -155,7 +159,8 @@ def write_report(failure, result, directory: str, *, target_spec=None, timeout: 
         handle.write(repro)
     with open(os.path.join(folder, "report.md"), "w") as handle:
         handle.write(report_markdown(failure, result, relation, title=title, stack=stack, repro=repro,
-                                     rerun=rerun_command(result, spec_text), timeout=timeout, upstream=upstream))
+                                     rerun=rerun_command(result, spec_text), timeout=timeout, upstream=upstream,
+                                     kind=kind))
     failure.report_dir = folder
     return folder
 

@@ -9,6 +9,8 @@ import numpy as np
 
 from topkspec.properties import failures
 from topkspec.report.cite import contract_citations, one_line
+from topkspec.report.kinds import kind_paragraph
+from topkspec.spec.kinds import FEATURE_REQUEST
 from topkspec.report.compare import array_text, compared_outputs, side_by_side
 from topkspec.repro.program import descriptor_of
 from topkspec.report.wording import case_text
@@ -231,7 +233,7 @@ def known_paragraph(upstream) -> list[str]:
 
 
 def report_markdown(failure, result, relation: str, *, title: str, stack, repro: str, rerun: str,
-                    timeout: float, upstream=None) -> str:
+                    timeout: float, upstream=None, kind=None) -> str:
     from topkspec import __version__
     from topkspec import spec
 
@@ -242,7 +244,9 @@ def report_markdown(failure, result, relation: str, *, title: str, stack, repro:
     if failure.prior:  # the state-setting calls first
         opening = f"After TopK on {'; '.join(case_words(c) for c, _ in failure.prior)} in the same process: " \
                   + opening[0].lower() + opening[1:]
-    parts = [f"# {title}", "", *known_paragraph(upstream), opening, ""]
+    if kind is not None and kind.id == FEATURE_REQUEST:
+        opening = "A feature request, not a bug report: " + opening[0].lower() + opening[1:]
+    parts = [f"# {title}", "", *(kind_paragraph(kind) if kind else []), *known_paragraph(upstream), opening, ""]
     if failure.failure_class == failures.TIMEOUT:  # no spec rule is in question either
         parts += time_limit_paragraph(failure, timeout)
     elif failure.failure_class != failures.ADAPTER_ERROR:  # no spec rule is in question
