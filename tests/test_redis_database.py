@@ -17,7 +17,10 @@ import pytest
 
 from docs_blocks import ROOT, blocks_of
 
-redis = pytest.importorskip("redis", reason="needs the redis package (pip install 'topkspec[redis]')")
+try:
+    import redis
+except ImportError:  # only the tests that start a server need it
+    redis = None
 
 SERVER = shutil.which("redis-server")
 NO_SERVER = ("needs Debian's redis-server on PATH (apt-get install redis-server; PyPI has no build of it "
@@ -25,6 +28,15 @@ NO_SERVER = ("needs Debian's redis-server on PATH (apt-get install redis-server;
 PLANTED = "tests/planted_bugs.py:ignores_direction"  # found by the valid group in its first 40 examples
 PREFIX = b"hypothesis-example:"  # Hypothesis's RedisExampleDatabase: one set of values per key
 SLOW = os.environ.get("TOPKSPEC_SLOW_TESTS") == "1"  # .ci/run sets it
+
+
+def need_server() -> None:
+    if SERVER is None and SLOW:  # .ci/run installs it: there a missing server is a fault
+        pytest.fail(NO_SERVER)
+    if SERVER is None:
+        pytest.skip(NO_SERVER)
+    if redis is None:
+        pytest.skip("needs the redis package: pip install 'topkspec[all]'")
 
 
 def _free_port() -> int:
@@ -75,8 +87,7 @@ class Server:
 
 @pytest.fixture
 def server(tmp_path):
-    if SERVER is None:
-        pytest.skip(NO_SERVER)
+    need_server()
     started = Server(["redis-server", "--bind", "127.0.0.1", "--port", "PORT"], tmp_path)
     yield started
     started.stop()
@@ -151,8 +162,7 @@ def machine(tmp_path, name: str) -> pathlib.Path:
 
 
 def test_the_second_machine_replays_and_reports_the_first_ones_failures_as_docs_ci_shows(tmp_path):
-    if SERVER is None:
-        pytest.skip(NO_SERVER)
+    need_server()
     started, campaign = machines_from_docs(several_machines_block(workers=False), tmp_path)
     try:
         # seeded: a seeded campaign saves what it finds too (and its valid group finds the bug;
@@ -178,8 +188,7 @@ def test_the_second_machine_replays_and_reports_the_first_ones_failures_as_docs_
 @pytest.mark.skipif(not SLOW, reason="slow (two --workers campaigns, about a minute): .ci/run runs it "
                                      "(TOPKSPEC_SLOW_TESTS=1)")
 def test_machines_running_workers_share_the_database_as_docs_ci_shows(tmp_path):
-    if SERVER is None:
-        pytest.skip(NO_SERVER)
+    need_server()
     started, campaign = machines_from_docs(several_machines_block(workers=True), tmp_path)
     try:
         first = run([*campaign, "--max-examples", "40"], cwd=machine(tmp_path, "first"))
@@ -252,3 +261,40 @@ def test_the_bench_times_a_run_with_the_redis_database(server):
     target = [line for line in lines if line.get("target") == "reference"]
     assert target and target[0]["database"] == "redis", f"bench lines: {lines}"
     assert target[0]["examples"] >= 20, target[0]
+
+
+# -- Seeded campaigns on --workers do not save: the run says so ---------------------------------
+
+SEEDED_TEST = """
+from hypothesis import given, settings, strategies as st
+from hypothesis.database import DirectoryBasedExampleDatabase
+
+@settings(database=DirectoryBasedExampleDatabase("db"))
+@given(st.integers())
+def test_small(n):
+    assert n < 10
+"""
+
+
+def test_pytest_seeded_with_hypothesis_seed_saves_nothing_and_workers_runs_say_so(tmp_path, monkeypatch, capsys):
+    # --workers passes --seed on as pytest's --hypothesis-seed: under it Hypothesis turns the
+    # database off (nothing saved, nothing replayed), as this plain test shows
+    (tmp_path / "test_small.py").write_text(SEEDED_TEST)
+    base = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-p", "no:topkspec",
+            "test_small.py"]
+    for line, saves in ((base + ["--hypothesis-seed", "1"], False), (base, True)):
+        done = subprocess.run(line, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 1, f"{line}: exit {done.returncode}\n{done.stdout[-2000:]}"
+        saved = [p for p in (tmp_path / "db").rglob("*") if p.is_file()]
+        assert bool(saved) == saves, f"{line}: {len(saved)} values saved, expected {'some' if saves else 'none'}"
+
+    from topkspec.cli import main
+
+    ran = []  # the campaign's pytest is not run: what it would be given, and the note, are checked
+    monkeypatch.setattr(subprocess, "run", lambda line, **kw: ran.append(line) or subprocess.CompletedProcess(line, 0))
+    for seed, noted in ((["--seed", "3"], True), ([], False)):
+        assert main(["fuzz", "--target", "reference", "--workers", "2", "--database", str(tmp_path / "db2"),
+                     *seed]) == 0
+        err = capsys.readouterr().err
+        assert ("neither saves failures to the example database" in err) == noted, f"--seed {seed}: {err!r}"
+    assert len(ran) == 2 and "--hypothesis-seed" in ran[0], ran
