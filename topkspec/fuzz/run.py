@@ -327,7 +327,8 @@ def _passes(group_settings, seed, group: str):
     the failures kept so far, digs on from a seed of its own (derived from the run's seed, so a
     seeded or derandomized run repeats)."""
     if group_settings.database is not None:
-        yield settings(group_settings, phases=(Phase.reuse, Phase.shrink)), None
+        replay = tuple(p for p in (Phase.reuse, Phase.shrink) if p in group_settings.phases)  # shrink if asked
+        yield settings(group_settings, phases=replay), None
     search = tuple(p for p in group_settings.phases if p != Phase.reuse)
     first = settings(group_settings, phases=search) if group_settings.database is not None else group_settings
     yield first, seed
