@@ -3,6 +3,7 @@ machines do (docs/ci.md, Several machines): each test starts its own `redis-serv
 port of 127.0.0.1 (nothing written to disk, stopped at the end) and runs `topkspec fuzz` in
 processes of their own against a planted bug. Where there is no `redis-server` they skip.
 """
+import json
 import os
 import pathlib
 import shlex
@@ -253,14 +254,28 @@ def test_a_seed_repeats_the_search_with_the_database_or_without(server):
     assert drawn(url) == drawn(None), "a seeded search drew other examples with a database"
 
 
-def test_the_bench_times_a_run_with_the_redis_database(server):
-    from topkspec.fuzz.bench import run_bench
-
-    url = f"redis://127.0.0.1:{server.port}/0"
-    lines = list(run_bench(["reference"], max_examples=20, repeat=1, with_coverage=False, database=url))
-    target = [line for line in lines if line.get("target") == "reference"]
-    assert target and target[0]["database"] == "redis", f"bench lines: {lines}"
-    assert target[0]["examples"] >= 20, target[0]
+def test_the_bench_of_docs_speed_times_runs_with_each_database(server):
+    (block,) = [b for b in blocks_of(ROOT / "docs" / "speed.md")
+                if "test_redis_database.py" in b.marks.get("checked-by", "")]
+    lines = block.commands()
+    benches = [line for line in lines if line.startswith("topkspec bench")]
+    assert len(benches) == 3, lines
+    plain, directory, shared = benches
+    assert directory.startswith(plain + " --database ") and shared.startswith(plain + " --database redis://"), \
+        f"the three bench lines must differ only by --database: {benches}"
+    url = shared.split("--database ", 1)[1].split()[0]
+    small = shared.replace(url, f"redis://127.0.0.1:{server.port}/0").replace("--max-examples 300", "--max-examples 10")
+    done = run([sys.executable, "-m", "topkspec", *shlex.split(small)[1:], "--repeat", "1", "--quiet"])
+    assert done.returncode == 0, f"{small}: exit {done.returncode}\n{done.stdout[-2000:]}{done.stderr[-2000:]}"
+    targets = [json.loads(line) for line in done.stdout.splitlines() if line.startswith('{"target"')]
+    kinds = {line["target"]: line.get("database") for line in targets if line["target"] != "hypothesis-floor"}
+    assert kinds == {"reference": "redis", "tests/planted_bugs.py:ignores_direction": "redis"}, kinds
+    assert server.saved(), "the bench run against a planted bug saved nothing on the server"
+    stats = [line for line in lines if line.startswith("redis-cli") and "commandstats" in line]
+    assert stats and shutil.which("redis-cli"), f"{lines}: no redis-cli line, or no redis-cli here"
+    counted = subprocess.run(["redis-cli", "-p", str(server.port), "info", "commandstats"], capture_output=True,
+                             text=True, timeout=30)
+    assert "cmdstat_smembers" in counted.stdout and "cmdstat_sadd" in counted.stdout, counted.stdout
 
 
 # -- Seeded campaigns on --workers do not save: the run says so ---------------------------------
