@@ -7,8 +7,9 @@ shares it), the spec, the shapes, the reports, and the example database (--topk-
 which every worker reads and writes, so failures any of them found replay first in all of
 them next time. Hypothesis's settings come from the named settings (--hypothesis-profile) and
 the seed from --hypothesis-seed, under which Hypothesis neither saves to the example database
-nor replays from it (the run says so: its failures are in its reports only). pytest prints what it found, each failure with its report
-folder; the exit code is the command's (0 held, 1 found, 2 bad usage, 130 interrupted).
+nor replays from it (the run says so: its failures are in its reports only). pytest prints
+what it found, each failure with its report folder; the exit code is the command's (0 held,
+1 found, 2 bad usage, 130 interrupted).
 """
 from __future__ import annotations
 

@@ -322,10 +322,10 @@ def _keep(result, ctx) -> None:
 def _passes(group_settings, seed, group: str):
     """The Hypothesis runs of a group, each (settings, seed or None), lazily: with a database,
     first a replay of its saved failures alone (Hypothesis searches no further once it replays
-    a failure), then searches, which save what they find but read nothing back. A search stops looking some
-    time after its last new failure; while budget is left, the next search, which passes over
-    the failures kept so far, digs on from a seed of its own (derived from the run's seed, so a
-    seeded or derandomized run repeats)."""
+    a failure), then searches, which save what they find but read nothing back. A search stops
+    looking some time after its last new failure; while budget is left, the next search, which
+    passes over the failures kept so far, digs on from a seed of its own (derived from the run's
+    seed, so a seeded or derandomized run repeats)."""
     if group_settings.database is not None:
         replay = tuple(p for p in (Phase.reuse, Phase.shrink) if p in group_settings.phases)  # shrink if asked
         yield settings(group_settings, phases=replay), None
