@@ -101,7 +101,7 @@ def campaign(target: str, profile: str | None):
 
     with tempfile.TemporaryDirectory(prefix="topkspec-refind-") as reports:
         start = time.perf_counter()
-        result = run_fuzz(RunConfig(target=target, profile=profile, max_examples=EXAMPLES, seed=SEED,
+        result = run_fuzz(RunConfig(target=target, profile=profile, max_examples=EXAMPLES, seed=SEED, settings="ci",
                                     timeout=TIMEOUT, report_dir=reports))
         return result, time.perf_counter() - start
 

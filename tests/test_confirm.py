@@ -23,7 +23,7 @@ PLANTED = os.path.join(HERE, "planted_bugs.py")
 
 
 def fuzz(tmp_path, name, where=STATEFUL, examples=100, **options):
-    return run_fuzz(RunConfig(target=f"{where}:{name}", profile="onnx:24", max_examples=examples, seed=1,
+    return run_fuzz(RunConfig(target=f"{where}:{name}", profile="onnx:24", max_examples=examples, seed=1, settings="ci",
                               groups=("valid",), report_dir=str(tmp_path / "reports"), **options))
 
 

@@ -19,7 +19,7 @@ def _verdicts(result) -> dict:
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
 def test_a_correct_values_only_largest_only_unsorted_function_runs_clean(seed):
-    result = run_fuzz(RunConfig(target=values_only.good, max_examples=250, seed=seed, isolate=False))
+    result = run_fuzz(RunConfig(target=values_only.good, max_examples=250, seed=seed, settings="ci", isolate=False))
     assert result.failures == []
     verdicts = _verdicts(result)
     assert verdicts["out.order"].kind == "not promised"
@@ -31,7 +31,7 @@ def test_a_correct_values_only_largest_only_unsorted_function_runs_clean(seed):
 
 
 def test_a_broken_promise_is_reported_quoting_the_declared_source(tmp_path):
-    result = run_fuzz(RunConfig(target=values_only.clamping, max_examples=250, seed=1, isolate=False,
+    result = run_fuzz(RunConfig(target=values_only.clamping, max_examples=250, seed=1, settings="ci", isolate=False,
                                 report_dir=str(tmp_path)))
     assert [f.rule for f in result.failures] == ["dml.k.max"]
     report = open(os.path.join(result.failures[0].report_dir, "report.md")).read()
@@ -46,12 +46,12 @@ def test_the_same_function_without_its_contract_is_held_to_directml():
     plain = CallableTarget(lambda x, *, axis, k, largest: (values_only.partition_topk(x, axis=axis, k=k,
                                                                                       largest=largest), None),
                            name="undeclared")
-    result = run_fuzz(RunConfig(target=plain, max_examples=60, seed=1, isolate=False))
+    result = run_fuzz(RunConfig(target=plain, max_examples=60, seed=1, settings="ci", isolate=False))
     assert result.failures  # no indices, unsorted, largest only: DirectML's text is broken
 
 
 def test_descriptor_rules_that_held_get_a_verdict():
-    result = run_fuzz(RunConfig(target="reference", profile="onnx:11", max_examples=150, seed=2, isolate=False))
+    result = run_fuzz(RunConfig(target="reference", profile="onnx:11", max_examples=150, seed=2, settings="ci", isolate=False))
     verdicts = _verdicts(result)
     for rule in ("onnx.axis.range", "onnx.k.positive", "onnx.k.max"):
         assert verdicts[rule].kind == "holds", verdicts[rule].text()
@@ -61,7 +61,7 @@ def _nan_failures(fn, order, seed=3):
     from topkspec.targets.base import CallableTarget
 
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "plugins"))
-    result = run_fuzz(RunConfig(target=CallableTarget(fn, name=fn.__name__), max_examples=300, seed=seed,
+    result = run_fuzz(RunConfig(target=CallableTarget(fn, name=fn.__name__), max_examples=300, seed=seed, settings="ci",
                                 isolate=False, groups=("nan",), nan_order=order))
     return [f.rule for f in result.failures], result
 

@@ -67,7 +67,7 @@ def test_its_known_deviations_are_real(checker):
 
 @pytest.mark.parametrize("profile, rule", [("onnx:1", "onnx.k.max"), ("onnx:11", "onnx.k.positive")])
 def test_a_campaign_finds_each_known_deviation(tmp_path, profile, rule):
-    result = run_fuzz(RunConfig(target=OnnxCheckerTarget(), profile=profile, max_examples=300, seed=1,
+    result = run_fuzz(RunConfig(target=OnnxCheckerTarget(), profile=profile, max_examples=300, seed=1, settings="ci",
                                 report_dir=str(tmp_path)))
     found = {(f.key[1], f.key[2]) for f in result.failures}
     assert (rule, failures.ACCEPTS_INVALID) in found, found

@@ -163,6 +163,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--isolate", choices=("auto", "always", "never"), default="auto",
                        help="run the targets in a worker process: auto as fuzz does (native targets); "
                             "never shows what isolation costs")
+    bench.add_argument("--database", default=None, metavar="D",
+                       help="the target runs' example database, a directory or redis://host:port/db (default: "
+                            "none): what saving and replaying cost")
     bench.add_argument("--quiet", action="store_true", help="no progress lines")
     bench.add_argument("--number", type=_positive, default=20000, help="bench spec: validate calls per timing")
     bench.add_argument("--json", action="store_true", help="bench spec: the figures as JSON")
@@ -299,9 +302,12 @@ def cmd_bench(args) -> int:
     check_target_names(names)
     if args.bugs is not None:
         planted_bugs(args.bugs)  # a bad file or name stops here, before any run
+    if args.database is not None:  # so does a database that cannot be opened
+        from topkspec.fuzz.database import open_database
+        open_database(args.database)
     for line in run_bench(names, max_examples=args.max_examples, seed=args.seed, repeat=args.repeat,
                           progress=None if args.quiet else sys.stderr, bugs=args.bugs, seeds=args.seeds,
-                          isolate=_isolate(args.isolate)):
+                          isolate=_isolate(args.isolate), database=args.database):
         print(json.dumps(line), flush=True)
     return 0
 

@@ -6,8 +6,10 @@ the pytest plugin's: the budget (--topk-max-examples, shared among the groups as
 shares it), the spec, the shapes, the reports, and the example database (--topk-database),
 which every worker reads and writes, so failures any of them found replay first in all of
 them next time. Hypothesis's settings come from the named settings (--hypothesis-profile) and
-the seed from --hypothesis-seed. pytest prints what it found, each failure with its report
-folder; the exit code is the command's (0 held, 1 found, 2 bad usage, 130 interrupted).
+the seed from --hypothesis-seed, under which Hypothesis neither saves to the example database
+nor replays from it (the run says so: its failures are in its reports only). pytest prints
+what it found, each failure with its report folder; the exit code is the command's (0 held,
+1 found, 2 bad usage, 130 interrupted).
 """
 from __future__ import annotations
 
@@ -17,14 +19,27 @@ import sys
 from topkspec.errors import UsageError
 
 
+SEEDED_WORKERS = ("topkspec: note: with --workers, --seed is pytest's --hypothesis-seed, under which Hypothesis "
+                  "neither saves failures to the example database nor replays them from it: this campaign's "
+                  "failures are in its reports only (case.json, repro.py). Leave --seed out to share them, or run "
+                  "seeded without --workers, which saves them.")
+
+
+def campaign_database(args) -> str | None:
+    """The example database the campaign names, or its named settings keep."""
+    from topkspec.fuzz.config import DEFAULT_DATABASE, SETTINGS_WITH_DATABASE
+
+    if args.database is None and (args.settings or "dev") in SETTINGS_WITH_DATABASE:
+        return DEFAULT_DATABASE
+    return args.database
+
+
 def pytest_args(args) -> list[str]:
     """The pytest command line (after `pytest`) that runs the campaign `args` describes."""
-    from topkspec.fuzz.config import DEFAULT_DATABASE, SETTINGS, SETTINGS_WITH_DATABASE, shape_limits
+    from topkspec.fuzz.config import SETTINGS, shape_limits
 
     name = args.settings or "dev"
-    database = args.database
-    if database is None and name in SETTINGS_WITH_DATABASE:
-        database = DEFAULT_DATABASE
+    database = campaign_database(args)
     budget = args.max_examples if args.max_examples is not None else SETTINGS[name]["max_examples"]
     line = ["-n", str(args.workers), "-p", "no:cacheprovider", "--pyargs", "topkspec.suite",
             "--hypothesis-profile", f"topkspec-{name}", "--topk-target", args.target,
@@ -57,6 +72,8 @@ def run(args) -> int:
     if args.isolate != "auto":
         raise UsageError("--workers runs the target as the pytest plugin does (native targets isolated): "
                          "leave --isolate out")
+    if args.seed is not None and campaign_database(args) is not None:
+        print(SEEDED_WORKERS, file=sys.stderr, flush=True)
     # pytest in an interpreter of its own: its plugins load before anything imports Hypothesis
     try:
         code = subprocess.run([sys.executable, "-m", "pytest", *pytest_args(args)]).returncode

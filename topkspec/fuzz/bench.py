@@ -50,14 +50,24 @@ def _floor_line(samples) -> dict:
             "examples_per_s": round(count / seconds, 1), "samples": len(samples)}
 
 
-def _target_once(name: str, max_examples: int, seed: int, progress, isolate: bool | None = None):
+def _target_once(name: str, max_examples: int, seed: int, progress, isolate: bool | None = None,
+                 database: str | None = None):
     """One fuzz run as a user's would go (ci settings, the target isolated as by default, or as
-    `isolate` says), but without shrinking or reports: the search alone is timed."""
+    `isolate` says; with `database`, that example database), but without shrinking or reports:
+    the search alone is timed."""
     from topkspec.fuzz.config import RunConfig
     from topkspec.fuzz.run import run_fuzz
 
     return run_fuzz(RunConfig(target=name, max_examples=max_examples, seed=seed, settings="ci",
-                              shrink=False, progress=progress, isolate=isolate))
+                              shrink=False, progress=progress, isolate=isolate, database=database))
+
+
+def database_kind(where: str | None) -> str:
+    """What a bench line says of its example database: none, directory or redis (never the
+    location, whose URL may hold a password)."""
+    if where is None:
+        return "none"
+    return "redis" if where.startswith(("redis://", "rediss://", "unix://")) else "directory"
 
 
 def _share_of_floor(run, before, after) -> float:
@@ -66,7 +76,7 @@ def _share_of_floor(run, before, after) -> float:
     return (run.total_examples / run.seconds) / (before[0] / floor_seconds)
 
 
-def _target_line(name: str, paired) -> dict:
+def _target_line(name: str, paired, database: str | None = None) -> dict:
     """The run whose share of the floor is the median of `paired` [(share, run)] (the same
     seed draws the same examples each time); generation is what Hypothesis spends outside the
     example bodies (drawing and bookkeeping)."""
@@ -77,7 +87,7 @@ def _target_line(name: str, paired) -> dict:
             "generation_s": round(timing["group_s"] - timing["body_s"], 3),
             "target_s": round(timing["target_s"], 3), "checks_s": round(timing["checks_s"], 3),
             "seconds": round(result.seconds, 3), "start_s": round(result.start_seconds, 3),
-            "failures": len(result.failures), "in_worker": result.in_worker,
+            "failures": len(result.failures), "in_worker": result.in_worker, "database": database_kind(database),
             "of_floor": round(share, 3), "of_floor_runs": sorted(round(pair[0], 3) for pair in paired)}
 
 
@@ -168,7 +178,8 @@ def coverage(profile: str, *, max_examples: int = 300, seed: int = 0, groups=Non
 
 
 def run_bench(names, *, max_examples: int = 300, seed: int = 0, repeat: int = 3, with_coverage: bool = True,
-              progress=None, bugs: str | None = None, seeds: int = 5, isolate: bool | None = None):
+              progress=None, bugs: str | None = None, seeds: int = 5, isolate: bool | None = None,
+              database: str | None = None):
     """JSON-ready lines: Hypothesis's floor first, then each target with its rate as a share of
     the floor's, then the coverage of each spec profile the targets were fuzzed at (progress
     lines, which target and how far, go to the `progress` stream when given).
@@ -176,7 +187,8 @@ def run_bench(names, *, max_examples: int = 300, seed: int = 0, repeat: int = 3,
     The machine's speed drifts from one minute to the next, so each target run is set against
     the floor timed just before and just after it, `repeat` times, and the median share counts.
     `isolate`: True or False runs every target in a worker process or in this one (None: as a
-    fuzz run would)."""
+    fuzz run would). `database`: the example database of the target runs (None: none, as
+    the ci settings have)."""
     floor_samples = [_floor_once(max_examples, seed)]
     paired = {}
     for number, name in enumerate(names, 1):
@@ -184,13 +196,13 @@ def run_bench(names, *, max_examples: int = 300, seed: int = 0, repeat: int = 3,
             progress.write(f"topkspec: bench target {number} of {len(names)}: {name}\n")
         paired[name] = []
         for _ in range(repeat):
-            run = _target_once(name, max_examples, seed, progress, isolate)
+            run = _target_once(name, max_examples, seed, progress, isolate, database)
             floor_samples.append(_floor_once(max_examples, seed))
             paired[name].append((_share_of_floor(run, floor_samples[-2], floor_samples[-1]), run))
     yield _floor_line(floor_samples)
     profiles = []
     for name, runs in paired.items():
-        line = _target_line(name, runs)
+        line = _target_line(name, runs, database)
         if line["profile"] not in profiles:
             profiles.append(line["profile"])
         yield line

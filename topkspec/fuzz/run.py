@@ -14,9 +14,9 @@ own, so Hypothesis (reporting multiple bugs) finds each, shrinks each on the exa
 it and replays each last; the runner keeps them all. A known deviation (--known) is counted, not
 raised; a failure an earlier group already kept is passed over, so the group digs on.
 
-Failures are kept in the example database (when there is one) and replay first next time. A
-seed makes the search repeatable; Hypothesis saves nothing under a seed, so a seeded run
-replays what unseeded runs saved, then searches from its seed.
+Failures are kept in the example database (when there is one) and replay first next time,
+seeded or not: a seed makes the search repeatable, and as the search passes never read the
+database, saving to it changes nothing they draw. The summary notes what replayed first.
 
     result = run_fuzz(RunConfig(target="onnxruntime", max_examples=300, seed=0))
 """
@@ -144,13 +144,14 @@ def _search(config: RunConfig, target: Target | None, made: list) -> RunResult:
         start = result.clock = time.perf_counter()
         result.start_seconds = start - entered
         result.budgets = split_budget(budget, groups)
+        replayed: list = []
         with CtrlC() as ctrl_c:
             try:
                 for group, examples in result.budgets.items():
                     _run_group(target, result, group, *groups[group], _group_settings(config, values, database,
                                examples, f"{target.name}|{profile}|{group}"), config.seed, progress,
                                strict_doc=config.strict_doc, ctrl_c=ctrl_c, stop_at_first=config.stop_at_first,
-                               keep=keep)
+                               keep=keep, replayed=replayed)
                     if ctrl_c.pressed:  # an interrupt something swallowed: stop all the same
                         raise KeyboardInterrupt
                     progress.update(result, group, force=True)
@@ -158,6 +159,8 @@ def _search(config: RunConfig, target: Target | None, made: list) -> RunResult:
                         break
             except KeyboardInterrupt:  # Ctrl-C: stop, keep what was found, report it
                 result.interrupted = True
+        if replayed:
+            notes.append("replayed first from the example database: " + "; ".join(replayed))
         result.seconds = time.perf_counter() - start - result.timing["confirm_s"]  # the search's own time
         if config.shrink and config.reduce and not result.interrupted:  # as small as the bug allows
             try:
@@ -320,12 +323,13 @@ def _keep(result, ctx) -> None:
 def _passes(group_settings, seed, group: str):
     """The Hypothesis runs of a group, each (settings, seed or None), lazily: with a database,
     first a replay of its saved failures alone (Hypothesis searches no further once it replays
-    a failure, and @seed turns the database off), then searches. A search stops looking some
-    time after its last new failure; while budget is left, the next search, which passes over
-    the failures kept so far, digs on from a seed of its own (derived from the run's seed, so a
-    seeded or derandomized run repeats)."""
+    a failure), then searches, which save what they find but read nothing back. A search stops
+    looking some time after its last new failure; while budget is left, the next search, which
+    passes over the failures kept so far, digs on from a seed of its own (derived from the run's
+    seed, so a seeded or derandomized run repeats)."""
     if group_settings.database is not None:
-        yield settings(group_settings, phases=(Phase.reuse, Phase.shrink)), None
+        replay = tuple(p for p in (Phase.reuse, Phase.shrink) if p in group_settings.phases)  # shrink if asked
+        yield settings(group_settings, phases=replay), None
     search = tuple(p for p in group_settings.phases if p != Phase.reuse)
     first = settings(group_settings, phases=search) if group_settings.database is not None else group_settings
     yield first, seed
@@ -336,11 +340,11 @@ def _passes(group_settings, seed, group: str):
 
 
 def _run_group(target, result, group, strategy, body, group_settings, seed, progress, *, strict_doc=False,
-               ctrl_c=None, stop_at_first=False, keep=None) -> None:
+               ctrl_c=None, stop_at_first=False, keep=None, replayed=None) -> None:
     """Run one group: its passes (see _passes) until one finds nothing new or the group's
     budget is spent (shrinking counts: each example it runs is one); with `stop_at_first`,
     until the run has a failure. `keep(ctx, confirm=True)` keeps a pass's failures (default:
-    as found)."""
+    as found); `replayed` (a list) gets a line for the failures its database replay found."""
     keep = keep or (lambda ctx, confirm=True: _keep(result, ctx))
     share, start_count = group_settings.max_examples, result.examples[group]
     for index, (pass_settings, pass_seed) in enumerate(_passes(group_settings, seed, group)):
@@ -352,9 +356,12 @@ def _run_group(target, result, group, strategy, body, group_settings, seed, prog
             return
         test, ctx = group_test(target, result, group, strategy, body, progress=progress, strict_doc=strict_doc,
                                ctrl_c=ctrl_c)
-        test = settings(pass_settings, max_examples=max(1, left))(test)
         if pass_seed is not None:
             test = hypothesis_seed(pass_seed)(test)
+        # the settings go on after the seed: @seed alone drops the database, and a seeded run
+        # would save none of its failures (its search passes never read the database: still
+        # repeatable)
+        test = settings(pass_settings, max_examples=max(1, left))(test)
         group_start, confirming = time.perf_counter(), result.timing["confirm_s"]
         try:
             test()
@@ -375,3 +382,6 @@ def _run_group(target, result, group, strategy, body, group_settings, seed, prog
                 return  # nothing new found: the search used what it was given
         finally:  # the group's search, without confirming its failures (timed apart)
             result.timing["group_s"] += time.perf_counter() - group_start - (result.timing["confirm_s"] - confirming)
+        if replay and ctx.failures and replayed is not None:
+            rules = ", ".join(sorted({failure.rule for failure in ctx.failures.values()}))
+            replayed.append(f"{group} {rules} (in its first {result.examples[group] - start_count} examples)")
