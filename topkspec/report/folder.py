@@ -15,7 +15,8 @@ from topkspec.repro.calls import calls_for, expected_result
 from topkspec.report.markdown import after_words, report_markdown
 from topkspec.repro.program import repro_source
 from topkspec.report.wording import decided_by, title as title_of
-from topkspec.repro.writers import program_folder, writer_for
+from topkspec.repro.plugin import program_folder
+from topkspec.repro.writers import writer_for
 
 
 def slug(text: str) -> str:

@@ -187,29 +187,41 @@ def _descriptor_source(failure, descriptor, *, target, target_spec, title: str, 
     return head + "\n" + runtime + "\n\n" + literal + "\n" + check
 
 
-def earlier_source(failure, runtime: str, *, writer, target, target_spec) -> tuple[str, set]:
+def earlier_source(failure, runtime: str, *, writer, target, target_spec, main_case=None) -> tuple[str, set]:
     """The part of repro.py that makes the calls a failure needs before its own (Failure.prior:
-    it fails in a fresh process only after them): each call's runtime as the run set it up (the
-    main `topk` when that is the same), its input, and `earlier_calls()`, which makes them and
-    lets each one's own result or refusal pass. ("", set()) for a failure that fails alone."""
+    it fails in a fresh process only after them): each call's input, how `topk` makes it, and
+    `earlier_calls()`, which makes them and lets each one's own result or refusal pass. A writer
+    with call options makes every call through the one `topk` (one target, as in the run),
+    passing a call's options where they differ from the main call's; else each call's runtime
+    is set up as the run set it up (the main `topk` when that is the same). ("", set()) for a
+    failure that fails alone."""
     prior = getattr(failure, "prior", None) or []
     if not prior:
         return "", set()
     functions, defined, entries, lines, needs = {runtime: "topk"}, [], [], [], set()
+    main_case = main_case if main_case is not None else failure.case  # the one `topk` is set up for
+    main = writer.call_options(target, main_case, target_spec) if writer.call_options else None
     for number, (case, x) in enumerate(prior, 1):
-        template = writer.template(case) if callable(writer.template) else writer.template
-        text = render_runtime(template, **writer.fill(target, case, target_spec))
-        if text not in functions:  # another type or option: `topk` set up as for that call
-            functions[text] = f"topk_as_call_{number}"
-            defined.append(f"\n\ndef runtime_of_call_{number}():\n    \"\"\"`topk` as earlier call {number} ran "
-                           f"it.\"\"\"\n{textwrap.indent(text.strip(), '    ')}\n    return topk\n\n\n"
-                           f"{functions[text]} = runtime_of_call_{number}()\n")
+        options = {}
+        if main is not None:
+            call, own = "topk", writer.call_options(target, case, target_spec)
+            options = {key: value for key, value in own.items() if main.get(key) != value}
+        else:
+            template = writer.template(case) if callable(writer.template) else writer.template
+            text = render_runtime(template, **writer.fill(target, case, target_spec))
+            if text not in functions:  # another type or option: `topk` set up as for that call
+                functions[text] = f"topk_as_call_{number}"
+                defined.append(f"\n\ndef runtime_of_call_{number}():\n    \"\"\"`topk` as earlier call {number} ran "
+                               f"it.\"\"\"\n{textwrap.indent(text.strip(), '    ')}\n    return topk\n\n\n"
+                               f"{functions[text]} = runtime_of_call_{number}()\n")
+            call = functions[text]
         literal, more = array_literal(x, f"X_EARLIER_{number}", f"earlier_x{number}")
         needs |= more
         lines.append(literal)
-        entries.append(f"({functions[text]}, X_EARLIER_{number}, {case.k}, {case.axis})")
+        shown = "{" + ", ".join(f"{key!r}: {value}" for key, value in options.items()) + "}"
+        entries.append(f"({call}, X_EARLIER_{number}, {case.k}, {case.axis}, {shown})")
     source = ("".join(defined) + "\n\n# It fails only after these calls in the same process, which set its state:\n"
-              + "\n".join(lines) + f"\nEARLIER = [{', '.join(entries)}]  # (topk, x, K, axis) of each, in order\n"
+              + "\n".join(lines) + f"\nEARLIER = [{', '.join(entries)}]  # (topk, x, K, axis, options) of each, in order\n"
               + render("earlier.tmpl"))
     return source, needs
 
@@ -236,7 +248,8 @@ def repro_source(failure, relation: str, *, writer, target, target_spec, title: 
                             index_type_text=f"{dtypes.name_of(np.asarray(x).dtype)} values and {index_type} indices")
     else:
         check_values.update(index_type_test="", index_type_text=f"{dtypes.name_of(np.asarray(x).dtype)} values and integer indices")
-    earlier, more = earlier_source(failure, runtime, writer=writer, target=target, target_spec=target_spec)
+    earlier, more = earlier_source(failure, runtime, writer=writer, target=target, target_spec=target_spec,
+                                   main_case=case)
     needs |= more
     # a crash or hang is watched in a process of its own, which makes the earlier calls itself
     before = "    earlier_calls()\n" if earlier and relation in ("crash", "hang") else ""
