@@ -71,14 +71,24 @@ def _arrays(failure, calls) -> dict:
     return arrays
 
 
-def _why(failure, quoted) -> str:
+def _why(rule_id: str, quoted) -> str:
     """The short reason repro.py prints: the rule's sentence."""
     from topkspec import spec
 
     if quoted:
         return f'"{quoted[0]["quote"]}"'
-    rule = spec.RULES.get(failure.rule)
-    return rule.statement if rule else failure.rule
+    rule = spec.RULES.get(rule_id)
+    return rule.statement if rule else rule_id
+
+
+def quoted_rule(failure) -> str:
+    """The rule whose sentence a report's repro quotes: the descriptor rule an invalid case was
+    drawn to break when the failure is that it was not refused cleanly (a crash, a hang), else
+    the rule it is filed under."""
+    from topkspec.repro.program import broken_rules
+
+    broken = broken_rules(failure)
+    return broken[0] if broken and failure.rule == "out.invalid_rejected" else failure.rule
 
 
 def rerun_command(result, spec_text: str) -> str:
@@ -123,14 +133,15 @@ def write_report(failure, result, directory: str, *, target_spec=None, timeout: 
     upstream = known_upstream(failure, result, spec_text)
     title = (title_of(stack, failure) + after_words(failure)
              + decided_by(rule_statement(failure.rule, result.profile, result.contract)))
-    quoted = contract_citations(failure.rule, failure.case, result.contract)
+    cited = quoted_rule(failure)
+    quoted = contract_citations(cited, failure.case, result.contract)
     rule_line = (f'{quoted[0]["title"]}, {quoted[0]["section"]}: {quoted[0]["quote"]}'
-                 if quoted else f"Rule {failure.rule}")
+                 if quoted else f"Rule {cited}")
     if failure.failure_class == failures.TIMEOUT:  # no rule is in question
         rule_line = f"No rule of the spec: the run's time limit, {failure.violation.expected or 'an answer'}"
     with program_folder(folder):  # a path in repro.py is relative to its folder
         repro = repro_source(failure, relation, writer=writer, target=target, target_spec=spec_text, title=title,
-                             rule_line=rule_line, why=_why(failure, quoted), timeout=timeout)
+                             rule_line=rule_line, why=_why(cited, quoted), timeout=timeout)
     document = {
         "title": title, "target": failure.target, "target_spec": spec_text,
         "version": result.version, "profile": result.profile, "group": failure.group,

@@ -27,7 +27,6 @@ def _cannot_run(why):  # exit 2: the program cannot run here, which says nothing
     sys.exit(2)
 
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
 """
 _PROGRAM_FOLDER: contextvars.ContextVar = contextvars.ContextVar("program_folder", default=None)
 
@@ -70,7 +69,7 @@ def _module_marker(module: str) -> tuple[str, int] | None:
 def _file_lines(where: str) -> str:
     """Lines that set _FILE to the target's file, by its path relative to the program, or exit 2."""
     why = f"{os.path.basename(where)}, the file the run named, is not at {_from_program(where)} from this folder"
-    return (f"_FILE = os.path.join(_HERE, {_from_program(where)!r})\n"
+    return (f"_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), {_from_program(where)!r})\n"
             f"if not os.path.isfile(_FILE):\n"
             f"    _cannot_run({why!r})")
 
@@ -85,7 +84,7 @@ def _module_lines(module: str) -> str:
                 f"    _cannot_run({need!r})")
     relative, levels = marker
     return (f"if importlib.util.find_spec({top!r}) is None:  # then from where the run found it\n"
-            f"    _WHERE = os.path.join(_HERE, {relative!r})\n"
+            f"    _WHERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), {relative!r})\n"
             f"    if not os.path.isfile(_WHERE):\n"
             f"        _cannot_run({need!r})\n"
             f"    sys.path.insert(0, {'os.path.dirname(' * levels}_WHERE{')' * levels})")
@@ -99,8 +98,8 @@ def located_spec(spec_text: str) -> tuple[str, str]:
     if not (sep and where and attr):
         return "", repr(spec_text)
     if _is_file_path(where):
-        return f"{_FIND}\n\n{_file_lines(where)}\n", f"_FILE + {':' + attr!r}"
-    return f"import importlib.util\n{_FIND}\n\n{_module_lines(where)}\n", repr(spec_text)
+        return f"{_FIND}{_file_lines(where)}\n", f"_FILE + {':' + attr!r}"
+    return f"import importlib.util\n{_FIND}{_module_lines(where)}\n", repr(spec_text)
 
 
 def function_loader(spec_text: str, note: str = "") -> tuple[str, str]:
@@ -109,19 +108,17 @@ def function_loader(spec_text: str, note: str = "") -> tuple[str, str]:
     where, _, attr = spec_text.rpartition(":")
     if _is_file_path(where):
         name = os.path.splitext(os.path.basename(where))[0]
-        load = ("import importlib.util\n" + _FIND + "\n\n" + _file_lines(where) + "\n"
+        load = ("import importlib.util\nimport traceback\n" + _FIND + _file_lines(where) + "\n"
                 "sys.path.insert(0, os.path.dirname(_FILE))  # it may import the modules beside it\n"
                 "try:\n"
-                f"    if {name!r} not in sys.modules:  # loaded once: every call shares its state\n"
-                f"        _spec = importlib.util.spec_from_file_location({name!r}, _FILE)\n"
-                f"        sys.modules[{name!r}] = importlib.util.module_from_spec(_spec)\n"
-                f"        _spec.loader.exec_module(sys.modules[{name!r}])\n"
-                f"    module = sys.modules[{name!r}]\n"
+                f"    _spec = importlib.util.spec_from_file_location({name!r}, _FILE)\n"
+                f"    module = sys.modules[{name!r}] = importlib.util.module_from_spec(_spec)\n"
+                "    _spec.loader.exec_module(module)\n"
                 f"    function = module.{attr}{note}\n"
                 "except Exception as exc:  # the program cannot run without it: not the bug\n"
                 f"    _cannot_run(f\"importing {os.path.basename(where)} failed: {{type(exc).__name__}}: {{exc}}\")")
         return load, f"{attr} ({os.path.basename(where)})"
-    load = ("import importlib\nimport importlib.util\n" + _FIND + "\n\n" + _module_lines(where) + "\n"
+    load = ("import importlib\nimport importlib.util\nimport traceback\n" + _FIND + _module_lines(where) + "\n"
             "try:\n"
             f"    function = importlib.import_module({where!r}).{attr}{note}\n"
             "except Exception as exc:  # the program cannot run without it: not the bug\n"
@@ -175,7 +172,7 @@ def callable_load(target, spec_text) -> tuple[str, str]:
 
 def unloadable(why: str) -> str:
     """Load lines for a function the program cannot import: it exits 2 saying why."""
-    return f"{_FIND}\n\n_cannot_run({why!r})\nfunction = None"
+    return f"{_FIND}_cannot_run({why!r})\nfunction = None"
 
 
 def _runtime_version(target) -> dict:

@@ -226,6 +226,23 @@ def earlier_source(failure, runtime: str, *, writer, target, target_spec, main_c
     return source, needs
 
 
+def _crash_values(failure, relation: str, why: str) -> dict:
+    """What a crash or hang check expects: a result of a valid case, a refusal (a clean error)
+    of an invalid one, which is then the fix."""
+    if relation not in ("crash", "hang"):
+        return {}
+    why = why.replace('"', "'")
+    if broken_rules(failure):
+        return {"expected": "a refusal", "verdict": (
+            'if "\\nrefused: " not in "\\n" + output:\n'
+            f'    sys.exit("no crash, but the invalid case was accepted: expected a refusal, because {why}")\n'
+            'print("fixed: the invalid case is refused")\n')}
+    return {"expected": "a result", "verdict": (
+        'if "\\nrefused: " in "\\n" + output:\n'
+        f'    sys.exit("expected a result (the case is valid: {why}), got a refusal")\n'
+        'print("fixed: the call returned a result")\n')}
+
+
 def repro_source(failure, relation: str, *, writer, target, target_spec, title: str, rule_line: str,
                  why: str, timeout: float) -> str:
     """The whole repro.py."""
@@ -254,7 +271,7 @@ def repro_source(failure, relation: str, *, writer, target, target_spec, title: 
     # a crash or hang is watched in a process of its own, which makes the earlier calls itself
     before = "    earlier_calls()\n" if earlier and relation in ("crash", "hang") else ""
     check = render(check_of(relation, case, x), why=why.replace('"', "'"), timeout=f"{timeout:g}", before=before,
-                   **check_values)
+                   **check_values, **_crash_values(failure, relation, why))
     if earlier and not before:
         check = "\nearlier_calls()\n" + check
     head = _head(title, rule_line, writer.needs)
