@@ -102,8 +102,9 @@ def _repro_load(target, spec_text) -> tuple[str, str]:
             wraps = isinstance(named_object(spec_text), Target)
         except Exception:
             wraps = False
-        if wraps:  # the name is a ValidatorTarget made in the user's code: call what it wraps
+        if wraps:  # the name is a ValidatorTarget made in the user's code: call what it wraps, named as it is
             load += "\nfunction = function.fn  # the function the ValidatorTarget wraps"
+            label = getattr(target, "name", None) or label
         return load, label
     fn = getattr(target, "fn", None)
     qualname = getattr(fn, "__qualname__", "")
