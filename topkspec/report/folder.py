@@ -75,6 +75,8 @@ def _why(rule_id: str, quoted) -> str:
     """The short reason repro.py prints: the rule's sentence."""
     from topkspec import spec
 
+    if quoted and quoted[0].get("note") and quoted[0]["quote"].startswith("(declared without"):
+        return quoted[0]["note"]  # a promise declared as a reading, with no sentence: how it is read
     if quoted:
         return f'"{quoted[0]["quote"]}"'
     rule = spec.RULES.get(rule_id)
@@ -136,7 +138,7 @@ def write_report(failure, result, directory: str, *, target_spec=None, timeout: 
     cited = quoted_rule(failure)
     quoted = contract_citations(cited, failure.case, result.contract)
     rule_line = (f'{quoted[0]["title"]}, {quoted[0]["section"]}: {quoted[0]["quote"]}'
-                 if quoted else f"Rule {cited}")
+                 + (f' ({quoted[0]["note"]})' if quoted[0].get("note") else "") if quoted else f"Rule {cited}")
     if failure.failure_class == failures.TIMEOUT:  # no rule is in question
         rule_line = f"No rule of the spec: the run's time limit, {failure.violation.expected or 'an answer'}"
     with program_folder(folder):  # a path in repro.py is relative to its folder

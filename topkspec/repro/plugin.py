@@ -154,8 +154,11 @@ def callable_load(target, spec_text) -> tuple[str, str]:
     top = _top_level(fn)
     if parts:  # it names a CallableTarget (or a factory of one) made in the user's code
         where, attr = parts
-        if top and getattr(fn, "__module__", None) == _loaded_as(where):
+        module = getattr(fn, "__module__", None) or ""
+        if top and module == _loaded_as(where):
             return function_loader(f"{where}:{top}", f"  # the function {attr} wraps")[0], name
+        if top and module and module != "__main__" and not module.startswith("topkspec_plugin_"):
+            return function_loader(f"{module}:{top}", f"  # the function {attr} wraps")[0], name
         load = function_loader(spec_text)[0]
         return load + f"\nfunction = (function if hasattr(function, 'fn') else function()).fn  # what {attr} wraps", name
     import inspect
