@@ -22,7 +22,7 @@ def _fixed() -> bool:
 def _correct(x, axis, k, largest):
     if not 0 <= axis < x.ndim or not 0 < k <= x.shape[axis]:
         raise ValueError(f"axis {axis} or k={k} out of range for shape {list(x.shape)}")
-    key = x.astype(np.float64)
+    key = x.astype(np.float32) if x.dtype.name == "bfloat16" else x  # numpy puts NaN last for its own types only
     n = x.shape[axis]
     if largest:  # ties in index order: sort the reversed axis, read it backwards
         order = n - 1 - np.flip(np.argsort(np.flip(key, axis), axis=axis, kind="stable"), axis)
@@ -44,6 +44,12 @@ def values_topk(x, *, axis, k, largest):
         k = min(k, x.shape[axis])
     values, _ = _correct(x, axis, k, largest)
     return np.flip(values, axis)
+
+
+def values_wrong_end(x, *, axis, k, largest):
+    """Values only, in no order; the bug: the smallest K, not the largest."""
+    values, _ = _correct(x, axis, k, largest if _fixed() else not largest)
+    return values
 
 
 target = CallableTarget(topk, name="planted-fn", version="2.1-planted")

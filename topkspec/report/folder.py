@@ -143,7 +143,7 @@ def write_report(failure, result, directory: str, *, target_spec=None, timeout: 
         rule_line = f"No rule of the spec: the run's time limit, {failure.violation.expected or 'an answer'}"
     with program_folder(folder):  # a path in repro.py is relative to its folder
         repro = repro_source(failure, relation, writer=writer, target=target, target_spec=spec_text, title=title,
-                             rule_line=rule_line, why=_why(cited, quoted), timeout=timeout)
+                             rule_line=rule_line, why=_why(cited, quoted), timeout=timeout, contract=result.contract)
     document = {
         "title": title, "target": failure.target, "target_spec": spec_text,
         "version": result.version, "profile": result.profile, "group": failure.group,

@@ -83,19 +83,27 @@ def _round_trips(text: str, arr) -> bool:
     return got.shape == arr.shape and got.tobytes() == np.ascontiguousarray(arr).tobytes()
 
 
-def check_of(relation: str, case, x) -> str:
-    """The check template for a relation (results: exact, unsorted or with NaN; comparisons of two
-    calls: bit for bit, or with NaN the non-NaN values only)."""
+def values_only(contract) -> bool:
+    """True when the runtime's contract returns no indices: its result is its values alone."""
+    return contract is not None and contract.value("indices") == "not_returned"
+
+
+def check_of(relation: str, case, x, contract=None) -> str:
+    """The check template for a relation (results: exact, unsorted, with NaN, or the values alone
+    where the contract returns no indices; comparisons of two calls: bit for bit, or with NaN the
+    non-NaN values only)."""
     if relation == "result":
         if nan_mask(np.asarray(x)).any():
             return "check_nan.tmpl"
+        if values_only(contract):
+            return "check_values.tmpl"
         return "check_exact.tmpl" if case.sorted else "check_unsorted.tmpl"
     same = "check_same_nan.tmpl" if nan_mask(np.asarray(x)).any() else "check_same.tmpl"
     return {"reject": "check_reject.tmpl", "accept": "check_accept.tmpl", "crash": "check_crash.tmpl",
             "hang": "check_crash.tmpl", "adapter": "check_adapter.tmpl"}.get(relation, same)
 
 
-def _data(relation: str, calls, takes_op: bool) -> tuple[list[str], set, dict]:
+def _data(relation: str, calls, takes_op: bool, contract=None) -> tuple[list[str], set, dict]:
     """The data lines, the names they need, and the check's template values."""
     case, x = calls[0]
     lines, needs = [], set()
@@ -106,8 +114,15 @@ def _data(relation: str, calls, takes_op: bool) -> tuple[list[str], set, dict]:
     values = {}
     if relation == "result":
         expected = expected_result(case, x)
-        if expected is not None and check_of(relation, case, x) != "check_nan.tmpl":
-            for name, arr in (("EXPECTED_VALUES", expected[0]), ("EXPECTED_INDICES", expected[1])):
+        check = check_of(relation, case, x, contract)
+        if check == "check_values.tmpl":
+            any_order = not case.sorted or contract.value("sorted") == "never"
+            values.update(order=", in any order" if any_order else "", compare=(
+                "np.sort(values, axis=AXIS % X.ndim) == np.sort(EXPECTED_VALUES, axis=AXIS % X.ndim)"
+                if any_order else "values == EXPECTED_VALUES"))
+        if expected is not None and check != "check_nan.tmpl":
+            named = (("EXPECTED_VALUES", expected[0]), ("EXPECTED_INDICES", expected[1]))
+            for name, arr in named[:1] if check == "check_values.tmpl" else named:
                 text, more = array_literal(arr, name, name.lower())
                 lines.append(text)
                 needs |= more
@@ -244,8 +259,8 @@ def _crash_values(failure, relation: str, why: str) -> dict:
 
 
 def repro_source(failure, relation: str, *, writer, target, target_spec, title: str, rule_line: str,
-                 why: str, timeout: float) -> str:
-    """The whole repro.py."""
+                 why: str, timeout: float, contract=None) -> str:
+    """The whole repro.py (`contract`: the one the run held the target to)."""
     descriptor = descriptor_of(failure)
     if descriptor is not None:
         return _descriptor_source(failure, descriptor, target=target, target_spec=target_spec, title=title,
@@ -256,7 +271,7 @@ def repro_source(failure, relation: str, *, writer, target, target_spec, title: 
     if not calls:  # no call was made: the target refused or broke when asked about the case
         calls = [(failure.case, failure.x)]
     case, x = calls[0]
-    data, needs, check_values = _data(relation, calls, writer.takes_op)
+    data, needs, check_values = _data(relation, calls, writer.takes_op, contract)
     template = writer.template(case) if callable(writer.template) else writer.template
     runtime = render_runtime(template, **writer.fill(target, case, target_spec))
     index_type = (getattr(target, "index_dtype", None) or case.index_dtype) if writer.checks_index_type else None
@@ -270,7 +285,7 @@ def repro_source(failure, relation: str, *, writer, target, target_spec, title: 
     needs |= more
     # a crash or hang is watched in a process of its own, which makes the earlier calls itself
     before = "    earlier_calls()\n" if earlier and relation in ("crash", "hang") else ""
-    check = render(check_of(relation, case, x), why=why.replace('"', "'"), timeout=f"{timeout:g}", before=before,
+    check = render(check_of(relation, case, x, contract), why=why.replace('"', "'"), timeout=f"{timeout:g}", before=before,
                    **check_values, **_crash_values(failure, relation, why))
     if earlier and not before:
         check = "\nearlier_calls()\n" + check
