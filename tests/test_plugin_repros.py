@@ -25,10 +25,24 @@ def _env(*paths, **more) -> dict:
     return dict(env, PYTHONPATH=os.pathsep.join(str(p) for p in paths), **more)
 
 
+_DONE: dict = {}  # (target, options, examples) -> the project folder of its campaign, run once
+
+
 def campaign(tmp_path, target, *options, examples=40) -> list[Path]:
-    """Fuzz `target` from a project folder holding planted_forms.py; its report folders."""
+    """Fuzz `target` from a project folder holding planted_forms.py; its report folders, in a copy
+    of that folder under tmp_path (a campaign several tests read is run once)."""
+    key = (target, options, examples)
+    if key not in _DONE:
+        _DONE[key] = _campaign(tmp_path / "campaign", target, *options, examples=examples)
     project = tmp_path / "project"
-    project.mkdir(exist_ok=True)
+    if _DONE[key] != project:
+        shutil.copytree(_DONE[key], project)
+    return sorted((project / "reports").iterdir())
+
+
+def _campaign(folder, target, *options, examples) -> Path:
+    project = folder / "project"
+    project.mkdir(parents=True)
     for name in ("planted_forms.py", CONTRACT):
         shutil.copy(HERE / "plugins" / name, project / name)
     done = subprocess.run([sys.executable, "-m", "topkspec", "fuzz", "--target", target, "--seed", "0",
@@ -36,9 +50,8 @@ def campaign(tmp_path, target, *options, examples=40) -> list[Path]:
                            *options], cwd=project, env=_env(ROOT, project), capture_output=True, text=True,
                           timeout=600)
     assert done.returncode == 1, f"{target}: expected exit 1 (a bug found)\n{done.stdout[-3000:]}{done.stderr[-3000:]}"
-    reports = sorted((project / "reports").iterdir())
-    assert reports, f"{target}: no report written"
-    return reports
+    assert list((project / "reports").iterdir()), f"{target}: no report written"
+    return project
 
 
 def repro(report: Path, fixed: bool) -> subprocess.CompletedProcess:
@@ -148,3 +161,27 @@ def test_the_pytest_plugin_holds_a_plain_function_to_its_contract_file(tmp_path)
     assert [r for r in reports if "k-max" in r.name], [r.name for r in reports]
     for report in reports:
         replays(report)
+
+
+@pytest.mark.parametrize("target, breaks, said", [
+    # the function no longer takes what the program passes: the program's own call breaks
+    ("./planted_forms.py:target", ("def topk(x, *, axis, k, largest):", "def topk(x, *, axis, k):"),
+     "cannot run: the call broke: TypeError"),
+    # the module fails to import
+    ("./planted_forms.py:target", ("import numpy as np\n", "import numpy as np\nraise ImportError('gone')\n"),
+     "cannot run: importing planted_forms.py failed"),
+    # a Target subclass whose own code breaks (not a refusal): the adapter broke
+    ("./planted_forms.py:PlantedTarget", ("case.lowered_axis", "case.no_such_field"),
+     "cannot run: the adapter broke: AttributeError"),
+])
+def test_a_repro_whose_own_call_breaks_exits_2_not_as_the_runtimes_answer(tmp_path, target, breaks, said):
+    reports = campaign(tmp_path, target)
+    module = tmp_path / "project" / "planted_forms.py"
+    text = module.read_text()
+    assert breaks[0] in text
+    module.write_text(text.replace(breaks[0], breaks[1]))
+    for report in reports:
+        for fixed in (False, True):
+            done = repro(report, fixed=fixed)
+            assert done.returncode == 2 and said in done.stderr and "Traceback" not in done.stderr, \
+                f"{report.name}: expected exit 2 with {said!r}, got {done.returncode}\n{done.stdout}{done.stderr}"
