@@ -100,6 +100,7 @@ FORMS = [
     ("./planted_forms.py:ValuesTarget", True, "planted-class-values", "1.0-planted"),
     ("./planted_forms.py:validate", False, "validate (planted_forms.py)", None),
     ("./planted_forms.py:validator", False, "planted-validator", None),
+    ("./planted_forms.py:CheckingTarget", False, "planted-checking", "1.0-planted"),
 ]
 
 

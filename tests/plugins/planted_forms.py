@@ -12,7 +12,7 @@ import numpy as np
 
 from topkspec import spec
 from topkspec.targets.base import CallableTarget, Rejected, Target, selects_largest
-from topkspec.targets.validator import ValidatorTarget
+from topkspec.targets.validator import ValidatorTarget, every_breakable_rule
 
 
 def _fixed() -> bool:
@@ -110,3 +110,26 @@ def validate(descriptor):
 
 
 validator = ValidatorTarget(validate, name="planted-validator")
+
+
+class CheckingTarget(Target):
+    """A validator as a Target subclass: it judges descriptors as written, with `validate`'s bug."""
+
+    name = "planted-checking"
+    computes = False
+    validates = True
+    validates_tables = ("dml", "onnx")
+
+    @property
+    def descriptor_rules(self):
+        return every_breakable_rule()
+
+    def version(self):
+        return "1.0-planted"
+
+    def check_descriptor(self, descriptor):
+        try:
+            validate(descriptor)
+        except ValueError as exc:
+            return {"accepted": False, "detail": str(exc)}
+        return {"accepted": True, "detail": "accepted"}
