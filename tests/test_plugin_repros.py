@@ -186,3 +186,26 @@ def test_a_repro_whose_own_call_breaks_exits_2_not_as_the_runtimes_answer(tmp_pa
             done = repro(report, fixed=fixed)
             assert done.returncode == 2 and said in done.stderr and "Traceback" not in done.stderr, \
                 f"{report.name}: expected exit 2 with {said!r}, got {done.returncode}\n{done.stdout}{done.stderr}"
+
+
+def test_a_plain_function_is_judged_as_a_set_where_a_case_asks_sorted_0():
+    """docs/targets.md: a plain function is not told `sorted`; at sorted=0 any order passes. One
+    that returns its K in reverse order fails sorted cases only, and unsorted ones were judged."""
+    from topkspec.fuzz import RunConfig, run_fuzz
+    from topkspec.targets.base import CallableTarget
+
+    import numpy as np
+
+    sys.path.insert(0, str(HERE / "plugins"))
+    import planted_forms
+
+    def reversed_order(x, *, axis, k, largest):
+        values, indices = planted_forms._correct(x, axis, k, largest)
+        return np.flip(values, axis), np.flip(indices, axis)
+
+    result = run_fuzz(RunConfig(target=CallableTarget(reversed_order, name="reversed"), profile="onnx:11",
+                                max_examples=150, seed=1, isolate=False, groups=("valid",), shrink=False,
+                                confirm=False))
+    assert result.failures, "the reversed order is found"
+    assert all(f.case.sorted for f in result.failures), [f.case for f in result.failures]
+    assert result.checks["unsorted_set"] > 0, f"no sorted=0 case judged: {dict(result.checks)}"
