@@ -18,7 +18,9 @@ def wraps_around(failure: dict) -> bool:
     if failure["cls"] != "wrong result" or not dtype or "largest" not in failure["case"]:
         return False
     info = np.iinfo(dtype.group(1))
-    return info.min == 0 or str(info.min) in (failure["input"] or "")
+    if failure["input"] is None:  # with --report-dir the summary shows none: wrapped_input reads it
+        return True
+    return info.min == 0 or str(info.min) in failure["input"]
 
 
 def check_my_topk(block, runs, where):
@@ -29,16 +31,65 @@ def check_my_topk(block, runs, where):
     said = claim(r"`int64\[2\] = \[0, (-\d+)\]` with\s+K = 1 returns the second", page_text(block), block.where)
     x = np.array([0, int(said.group(1))], dtype=np.int64)
     assert page_topk(x, axis=0, k=1, largest=True)[1].tolist() == [1], f"{block.where}: the bug's example"
-    for command in block.commands():
-        done = sh(command, where)
+    for number, command in enumerate(block.commands()):
+        done = sh(command + (" --report-dir reports" if number == 0 else ""), where)
         assert_code(done, 1, f"{block.where} `{command}`")
         found = failures(done)
         assert found and all(wraps_around(f) for f in found), f"{block.where}: not only the wrap-around\n{done}"
+    repros_fail_until_fixed(where, "my_topk.py", block.where)
     module = next(c for c in block.commands() if c.startswith("PYTHONPATH=. "))
     bare = sh(module.removeprefix("PYTHONPATH=. "), where)
     message = claim(r"exit (\d), with `([^`]+)`", prose_after(block), block.where)
     assert bare.code == int(message.group(1)) and message.group(2) in bare.err, str(bare)
     assert "Traceback" not in bare.err, str(bare)
+
+
+def wrapped_input(folder: pathlib.Path) -> bool:
+    """The input a report stored is one -x wraps around for: unsigned, or holding the type's minimum."""
+    import numpy as np
+    x = np.load(folder / "inputs.npz")["x0"]
+    return x.dtype.kind == "u" or (x.dtype.kind == "i" and np.iinfo(x.dtype).min in x)
+
+
+def repros_fail_until_fixed(where: pathlib.Path, buggy: str, label: str) -> list[pathlib.Path]:
+    """Each report's repro.py under where/reports exits 1 in a fresh process; once `buggy` holds
+    the page's fixed my_topk_fixed.py, 0 (the file is put back after)."""
+    folders = sorted((where / "reports").iterdir())
+    assert folders, f"{label}: no report written"
+    python = shlex.quote(sys.executable)
+    for folder in folders:
+        assert wrapped_input(folder), f"{label}: {folder.name} is not the wrap-around"
+        assert_code(sh(f"cd {shlex.quote(str(folder))} && {python} repro.py", where), 1, f"{label}: {folder.name}")
+    kept = (where / buggy).read_text()
+    (where / buggy).write_text((where / "my_topk_fixed.py").read_text())
+    try:
+        for folder in folders:
+            assert_code(sh(f"cd {shlex.quote(str(folder))} && {python} repro.py", where), 0,
+                        f"{label}: {folder.name}, fixed")
+    finally:
+        (where / buggy).write_text(kept)
+    return folders
+
+
+def check_callable_target(block, runs, where):
+    """The CallableTarget example: the wrap-around bug again, each report titled by its name=,
+    naming its version=, its repro.py calling my_topk's topk (no topkspec), exit 1 until fixed."""
+    (command,) = block.commands()
+    done = sh(command, where)
+    assert_code(done, 1, block.where)
+    found = failures(done)
+    assert found and all(wraps_around(f) for f in found), f"{block.where}: not only the wrap-around\n{done}"
+    text = " ".join(page_text(block).split())
+    title = claim(r"titles and summaries call it \(`([^`(]+) \(", text, block.where).group(1)
+    target = (where / "my_topk_target.py").read_text()
+    version = claim(r'version="([^"]+)"', target, block.where).group(1)
+    for folder in repros_fail_until_fixed(where, "my_topk.py", block.where):
+        report = (folder / "report.md").read_text()
+        assert report.startswith(f"# {title.split()[0]} "), f"{folder.name}: not titled by name=: {report[:120]}"
+        assert f"{title.split()[0]} {version}" in report, f"{folder.name}: the version {version} is not named"
+        source = (folder / "repro.py").read_text()
+        assert "'my_topk').topk" in source and "topkspec" not in source, f"{folder.name}: repro.py\n{source}"
+    assert any((f / "report.md").read_text().startswith(f"# {title} ") for f in (where / "reports").iterdir()), title
 
 
 def holds_everywhere(command: str, where: pathlib.Path, label: str, first: int) -> None:
@@ -195,6 +246,7 @@ CHECKS = {
     "model-checker": check_model_checker,
     "my-topk": check_my_topk,
     "my-topk-fixed": check_my_topk_fixed,
+    "callable-target": check_callable_target,
     "npu-target": check_npu_target,
     "repro-writer": check_repro_writer,
     "my-checks": check_my_checks,

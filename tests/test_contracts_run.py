@@ -91,17 +91,39 @@ def _page_block(after: str, lang: str) -> str:
 
 
 def test_the_docs_contract_file_runs_as_the_page_shows(tmp_path):
-    """docs/targets.md: my_framework.py run with --contract myfw.toml, as the page shows (exit 0)."""
+    """docs/targets.md: my_framework.py run with --contract myfw.toml, as the page shows (exit 0),
+    its CallableTarget and its plain function alike; with K = 0 let through, the report on the
+    promise declared as an interpretation says our reading decides it, and why."""
     import subprocess
 
-    (tmp_path / "my_framework.py").write_text(_page_block("### A framework with an API of its own", "python"))
+    source = _page_block("### A framework with an API of its own", "python")
+    (tmp_path / "my_framework.py").write_text(source)
     (tmp_path / "myfw.toml").write_text(_page_block("The same contract as a file", "toml"))
-    command = _page_block("k_above_axis = { value", "sh").strip()
-    assert command.startswith("topkspec fuzz --target ./my_framework.py:target --contract myfw.toml")
-    done = subprocess.run([sys.executable, "-m", "topkspec", *command.split()[1:]], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert "not promised" in done.stdout
+    commands = _page_block("k_above_axis = { value", "sh").strip().splitlines()
+    assert [c.split()[3] for c in commands] == ["./my_framework.py:target", "./my_framework.py:topk"], commands
+
+    def fuzz(command, *more):
+        assert command.startswith("topkspec fuzz ") and "--contract myfw.toml" in command, command
+        return subprocess.run([sys.executable, "-m", "topkspec", *command.split()[1:], *more], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=600)
+
+    for command in commands:
+        done = fuzz(command)
+        assert done.returncode == 0, command + "\n" + done.stdout[-3000:] + done.stderr[-3000:]
+        assert "not promised" in done.stdout
+    head = "def topk(x, *, axis, k, largest):\n"
+    assert head in source
+    (tmp_path / "my_framework.py").write_text(source.replace(head, head + "    if k == 0:  # let through\n"
+                                                             "        return np.take(x, [], axis=axis)\n"))
+    done = fuzz(commands[1], "--report-dir", "reports")
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    reports = [p for p in (tmp_path / "reports").iterdir() if "k-positive" in p.name]
+    assert reports, f"no report on K = 0: {sorted(p.name for p in (tmp_path / 'reports').iterdir())}"
+    report = (reports[0] / "report.md").read_text()
+    assert report.splitlines()[0].endswith("— our reading decides it"), report.splitlines()[0]
+    assert "we read it as refusing K = 0" in report, report
+    repro = (reports[0] / "repro.py").read_text()
+    assert "we read it as refusing K = 0" in repro, repro
 
 
 def test_workers_and_the_pytest_plugin_hold_the_target_to_the_run_contract(tmp_path):

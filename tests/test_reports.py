@@ -188,7 +188,8 @@ def test_a_planted_bug_repro_fails_against_the_bug_and_passes_against_the_fix(tm
     folder = result.failures[0].report_dir
     repro = read(folder, "repro.py")
     assert not IMPORTS_TOPKSPEC.search(repro) and f"function = module.{bug}" in repro, f"{bug}: repro.py\n{repro}"
-    assert len(repro.splitlines()) < 75, f"{bug}: repro.py has {len(repro.splitlines())} lines"
+    limit = 90 if "subprocess" in repro else 75  # docs/fuzzing.md: a function of your own, and a crash or hang
+    assert len(repro.splitlines()) < limit, f"{bug}: repro.py has {len(repro.splitlines())} lines, over {limit}"
     done = run_program(os.path.join(folder, "repro.py"))
     assert done.returncode == 1, f"{bug}: against the bug expected exit 1, got {done.returncode}\n{done.stdout}{done.stderr}"
     fixed = os.path.join(folder, "fixed.py")

@@ -120,7 +120,6 @@ BROKEN = os.path.join(PLUGINS, "broken_adapters.py")
 
 @pytest.mark.parametrize("attr, message", [
     ("attribute_error", "AttributeError: 'numpy.ndarray' object has no attribute 'no_such_attribute'"),
-    ("returns_values_only", "returned ndarray, not a pair"),
     ("wrong_signature", "TypeError: wrong_signature() got an unexpected keyword argument 'largest'"),
     # A signature that does not fit is located at the user's definition, not in topkspec.
     ("wrong_signature", f"wrong_signature(x, axis, k) ({BROKEN}:24, in wrong_signature)"),
@@ -133,6 +132,18 @@ def test_a_plain_function_with_a_bug_of_its_own_is_an_adapter_error(attr, messag
         target.run(CASE, X)
     assert message in str(info.value), f"{attr}: expected {message!r} in {str(info.value)!r}"
     assert not isinstance(info.value, Rejected), f"{attr}: an adapter error must not count as a refusal"
+
+
+def test_values_only_from_a_function_whose_contract_returns_indices_is_an_adapter_error():
+    """A function returning an array of values is judged by the contract the run holds it to
+    (its own or --contract FILE): DirectML's returns indices, so the run says to declare it."""
+    from topkspec.fuzz import RunConfig, run_fuzz
+
+    result = run_fuzz(RunConfig(target=f"{BROKEN}:returns_values_only", max_examples=5, seed=0, isolate=False,
+                                groups=("valid",)))
+    assert [f.failure_class for f in result.failures] == ["adapter error"], result.failures
+    message = result.failures[0].violation.message
+    assert "returned values only" in message and "declare indices not_returned" in message, message
 
 
 def test_a_name_error_is_a_bug_only_where_it_happens():

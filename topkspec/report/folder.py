@@ -17,7 +17,8 @@ from topkspec.repro.calls import calls_for, expected_result
 from topkspec.report.markdown import after_words, report_markdown
 from topkspec.repro.program import repro_source
 from topkspec.report.wording import decided_by, title as title_of
-from topkspec.repro.writers import program_folder, writer_for
+from topkspec.repro.plugin import program_folder
+from topkspec.repro.writers import writer_for
 
 
 def slug(text: str) -> str:
@@ -72,14 +73,26 @@ def _arrays(failure, calls) -> dict:
     return arrays
 
 
-def _why(failure, quoted) -> str:
+def _why(rule_id: str, quoted) -> str:
     """The short reason repro.py prints: the rule's sentence."""
     from topkspec import spec
 
+    if quoted and quoted[0].get("note") and quoted[0]["quote"].startswith("(declared without"):
+        return quoted[0]["note"]  # a promise declared as a reading, with no sentence: how it is read
     if quoted:
         return f'"{quoted[0]["quote"]}"'
-    rule = spec.RULES.get(failure.rule)
-    return rule.statement if rule else failure.rule
+    rule = spec.RULES.get(rule_id)
+    return rule.statement if rule else rule_id
+
+
+def quoted_rule(failure) -> str:
+    """The rule whose sentence a report's repro quotes: the descriptor rule an invalid case was
+    drawn to break when the failure is that it was not refused cleanly (a crash, a hang), else
+    the rule it is filed under."""
+    from topkspec.repro.program import broken_rules
+
+    broken = broken_rules(failure)
+    return broken[0] if broken and failure.rule == "out.invalid_rejected" else failure.rule
 
 
 def rerun_command(result, spec_text: str) -> str:
@@ -126,14 +139,15 @@ def write_report(failure, result, directory: str, *, target_spec=None, timeout: 
     title = kind_title(kind, stack, failure, title_of(stack, failure) + after_words(failure)
                        + ("" if kind.id == OPEN else decided_by(rule_statement(failure.rule, result.profile,
                                                                                  result.contract))))
-    quoted = contract_citations(failure.rule, failure.case, result.contract)
+    cited = quoted_rule(failure)
+    quoted = contract_citations(cited, failure.case, result.contract)
     rule_line = (f'{quoted[0]["title"]}, {quoted[0]["section"]}: {quoted[0]["quote"]}'
-                 if quoted else f"Rule {failure.rule}")
+                 + (f' ({quoted[0]["note"]})' if quoted[0].get("note") else "") if quoted else f"Rule {cited}")
     if failure.failure_class == failures.TIMEOUT:  # no rule is in question
         rule_line = f"No rule of the spec: the run's time limit, {failure.violation.expected or 'an answer'}"
     with program_folder(folder):  # a path in repro.py is relative to its folder
         repro = repro_source(failure, relation, writer=writer, target=target, target_spec=spec_text, title=title,
-                             rule_line=rule_line, why=_why(failure, quoted), timeout=timeout)
+                             rule_line=rule_line, why=_why(cited, quoted), timeout=timeout, contract=result.contract)
     document = {
         "title": title, "kind": kind.id, "argument": kind.argument, "target": failure.target, "target_spec": spec_text,
         "version": result.version, "profile": result.profile, "group": failure.group,

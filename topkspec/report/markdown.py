@@ -12,7 +12,7 @@ from topkspec.report.cite import contract_citations, one_line
 from topkspec.report.kinds import kind_paragraph
 from topkspec.spec.kinds import FEATURE_REQUEST
 from topkspec.report.compare import array_text, compared_outputs, side_by_side
-from topkspec.repro.program import descriptor_of
+from topkspec.repro.program import broken_rules, descriptor_of
 from topkspec.report.wording import case_text
 from topkspec.spec.queries import rule_status
 
@@ -112,6 +112,11 @@ def expected_and_actual(failure, relation: str, stack, timeout: float, contract=
     if relation == "accept":
         return [f"- **Expected** (the spec): a result; the case is valid at `{case.profile}`",
                 f"- **Actual** ({runtime}): refused: {v.actual}", ""]
+    broken = broken_rules(failure) if relation in ("crash", "hang") else []
+    if broken:  # a case drawn to break a rule: the spec asks for a clean refusal of it
+        what = "no answer" if relation == "hang" else "the process died"
+        return [f"- **Expected** (the spec): a refusal (a clean error), because {one_line(broken[0], case, contract)}",
+                f"- **Actual** ({runtime}): {what}: {v.actual}", ""]
     if relation == "hang":
         return [f"- **Expected**: {v.expected or 'an answer'} (the run's time limit)",
                 f"- **Actual** ({runtime}): no answer: {v.actual}", ""]

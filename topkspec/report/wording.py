@@ -16,26 +16,41 @@ def case_text(case) -> str:
     return ", ".join(parts)
 
 
-def _accepted(rule: str, case) -> str:
-    """What an accepted invalid case asked for, by the rule it breaks."""
+def broken_field(rule: str, case) -> str:
+    """What an invalid case asks for, by the rule it breaks: 'axis 1 for a rank-1 input'."""
     tail = rule.rsplit(".", 1)[-1] if "." in rule else rule
     if rule.endswith("k.positive"):
-        return f"accepts K = {case.k}"
+        return f"K = {case.k}"
     if rule.endswith(("k.max", "k.max_strict")):
         n = case.axis_size if 0 <= case.norm_axis < case.rank else "?"
         relation = "equal to" if case.k == n else "above"
-        return f"accepts K = {case.k}, {relation} the axis size {n}"
+        return f"K = {case.k}, {relation} the axis size {n}"
     if rule.endswith("axis.range"):
-        return f"accepts axis {case.axis} for a rank-{case.rank} input"
+        return f"axis {case.axis} for a rank-{case.rank} input"
     if rule.endswith(("dtype.T", "dtype.value_supported")):
-        return f"accepts {case.dtype} input, which {case.profile} does not allow"
+        return f"{case.dtype} input, which {case.profile} does not allow"
     if rule.endswith("dtype.index_supported"):
-        return f"accepts {case.index_dtype} indices, which {case.profile} does not allow"
+        return f"{case.index_dtype} indices, which {case.profile} does not allow"
     if rule.endswith("rank.supported"):
-        return f"accepts a rank-{case.rank} input, which {case.profile} does not allow"
+        return f"a rank-{case.rank} input, which {case.profile} does not allow"
     if rule.endswith("attr.boolean"):
-        return "accepts largest or sorted other than 0 and 1"
-    return f"accepts a descriptor that breaks {rule} ({tail})"
+        return "largest or sorted other than 0 and 1"
+    return f"a descriptor that breaks {rule} ({tail})"
+
+
+def _accepted(rule: str, case) -> str:
+    """What an accepted invalid case asked for, by the rule it breaks."""
+    return f"accepts {broken_field(rule, case)}"
+
+
+def _on_invalid(failure) -> str:
+    """' on axis 1 for a rank-1 input, which breaks dml.axis.range' for a failure on a case drawn to break
+    a rule (the broken rule and its field), else ''."""
+    draw = failure.draw if failure.draw is not None else getattr(failure.case, "draw", None)
+    if draw is None or not draw.rules:
+        return ""
+    rule = sorted(draw.rules)[0]
+    return f" on {broken_field(rule, failure.case)}, which breaks {rule}"
 
 
 def _returned(outputs) -> str:
@@ -56,9 +71,9 @@ def what_happened(failure) -> str:
     if kind == failures.REJECTS_VALID:
         return f"refuses a valid case ({case_text(case)})"
     if kind == failures.CRASH:
-        return f"crashes the process ({case_text(case)})"
+        return f"crashes the process{_on_invalid(failure)} ({case_text(case)})"
     if kind == failures.TIMEOUT:
-        return f"does not answer within the time limit ({case_text(case)})"
+        return f"does not answer within the time limit{_on_invalid(failure)} ({case_text(case)})"
     if kind == failures.ADAPTER_ERROR:  # a drawn descriptor is shown as drawn ("K = '1'")
         shown = failure.draw.how if failure.draw is not None and failure.draw.how else case_text(case)
         return f"adapter breaks before the runtime is judged ({shown})"

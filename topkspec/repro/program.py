@@ -83,19 +83,27 @@ def _round_trips(text: str, arr) -> bool:
     return got.shape == arr.shape and got.tobytes() == np.ascontiguousarray(arr).tobytes()
 
 
-def check_of(relation: str, case, x) -> str:
-    """The check template for a relation (results: exact, unsorted or with NaN; comparisons of two
-    calls: bit for bit, or with NaN the non-NaN values only)."""
+def values_only(contract) -> bool:
+    """True when the runtime's contract returns no indices: its result is its values alone."""
+    return contract is not None and contract.value("indices") == "not_returned"
+
+
+def check_of(relation: str, case, x, contract=None) -> str:
+    """The check template for a relation (results: exact, unsorted, with NaN, or the values alone
+    where the contract returns no indices; comparisons of two calls: bit for bit, or with NaN the
+    non-NaN values only)."""
     if relation == "result":
         if nan_mask(np.asarray(x)).any():
             return "check_nan.tmpl"
+        if values_only(contract):
+            return "check_values.tmpl"
         return "check_exact.tmpl" if case.sorted else "check_unsorted.tmpl"
     same = "check_same_nan.tmpl" if nan_mask(np.asarray(x)).any() else "check_same.tmpl"
     return {"reject": "check_reject.tmpl", "accept": "check_accept.tmpl", "crash": "check_crash.tmpl",
             "hang": "check_crash.tmpl", "adapter": "check_adapter.tmpl"}.get(relation, same)
 
 
-def _data(relation: str, calls, takes_op: bool) -> tuple[list[str], set, dict]:
+def _data(relation: str, calls, takes_op: bool, contract=None) -> tuple[list[str], set, dict]:
     """The data lines, the names they need, and the check's template values."""
     case, x = calls[0]
     lines, needs = [], set()
@@ -106,8 +114,15 @@ def _data(relation: str, calls, takes_op: bool) -> tuple[list[str], set, dict]:
     values = {}
     if relation == "result":
         expected = expected_result(case, x)
-        if expected is not None and check_of(relation, case, x) != "check_nan.tmpl":
-            for name, arr in (("EXPECTED_VALUES", expected[0]), ("EXPECTED_INDICES", expected[1])):
+        check = check_of(relation, case, x, contract)
+        if check == "check_values.tmpl":
+            any_order = not case.sorted or contract.value("sorted") == "never"
+            values.update(order=", in any order" if any_order else "", compare=(
+                "np.sort(values, axis=AXIS % X.ndim) == np.sort(EXPECTED_VALUES, axis=AXIS % X.ndim)"
+                if any_order else "values == EXPECTED_VALUES"))
+        if expected is not None and check != "check_nan.tmpl":
+            named = (("EXPECTED_VALUES", expected[0]), ("EXPECTED_INDICES", expected[1]))
+            for name, arr in named[:1] if check == "check_values.tmpl" else named:
                 text, more = array_literal(arr, name, name.lower())
                 lines.append(text)
                 needs |= more
@@ -187,36 +202,65 @@ def _descriptor_source(failure, descriptor, *, target, target_spec, title: str, 
     return head + "\n" + runtime + "\n\n" + literal + "\n" + check
 
 
-def earlier_source(failure, runtime: str, *, writer, target, target_spec) -> tuple[str, set]:
+def earlier_source(failure, runtime: str, *, writer, target, target_spec, main_case=None) -> tuple[str, set]:
     """The part of repro.py that makes the calls a failure needs before its own (Failure.prior:
-    it fails in a fresh process only after them): each call's runtime as the run set it up (the
-    main `topk` when that is the same), its input, and `earlier_calls()`, which makes them and
-    lets each one's own result or refusal pass. ("", set()) for a failure that fails alone."""
+    it fails in a fresh process only after them): each call's input, how `topk` makes it, and
+    `earlier_calls()`, which makes them and lets each one's own result or refusal pass. A writer
+    with call options makes every call through the one `topk` (one target, as in the run),
+    passing a call's options where they differ from the main call's; else each call's runtime
+    is set up as the run set it up (the main `topk` when that is the same). ("", set()) for a
+    failure that fails alone."""
     prior = getattr(failure, "prior", None) or []
     if not prior:
         return "", set()
     functions, defined, entries, lines, needs = {runtime: "topk"}, [], [], [], set()
+    main_case = main_case if main_case is not None else failure.case  # the one `topk` is set up for
+    main = writer.call_options(target, main_case, target_spec) if writer.call_options else None
     for number, (case, x) in enumerate(prior, 1):
-        template = writer.template(case) if callable(writer.template) else writer.template
-        text = render_runtime(template, **writer.fill(target, case, target_spec))
-        if text not in functions:  # another type or option: `topk` set up as for that call
-            functions[text] = f"topk_as_call_{number}"
-            defined.append(f"\n\ndef runtime_of_call_{number}():\n    \"\"\"`topk` as earlier call {number} ran "
-                           f"it.\"\"\"\n{textwrap.indent(text.strip(), '    ')}\n    return topk\n\n\n"
-                           f"{functions[text]} = runtime_of_call_{number}()\n")
+        options = {}
+        if main is not None:
+            call, own = "topk", writer.call_options(target, case, target_spec)
+            options = {key: value for key, value in own.items() if main.get(key) != value}
+        else:
+            template = writer.template(case) if callable(writer.template) else writer.template
+            text = render_runtime(template, **writer.fill(target, case, target_spec))
+            if text not in functions:  # another type or option: `topk` set up as for that call
+                functions[text] = f"topk_as_call_{number}"
+                defined.append(f"\n\ndef runtime_of_call_{number}():\n    \"\"\"`topk` as earlier call {number} ran "
+                               f"it.\"\"\"\n{textwrap.indent(text.strip(), '    ')}\n    return topk\n\n\n"
+                               f"{functions[text]} = runtime_of_call_{number}()\n")
+            call = functions[text]
         literal, more = array_literal(x, f"X_EARLIER_{number}", f"earlier_x{number}")
         needs |= more
         lines.append(literal)
-        entries.append(f"({functions[text]}, X_EARLIER_{number}, {case.k}, {case.axis})")
+        shown = "{" + ", ".join(f"{key!r}: {value}" for key, value in options.items()) + "}"
+        entries.append(f"({call}, X_EARLIER_{number}, {case.k}, {case.axis}, {shown})")
     source = ("".join(defined) + "\n\n# It fails only after these calls in the same process, which set its state:\n"
-              + "\n".join(lines) + f"\nEARLIER = [{', '.join(entries)}]  # (topk, x, K, axis) of each, in order\n"
+              + "\n".join(lines) + f"\nEARLIER = [{', '.join(entries)}]  # (topk, x, K, axis, options) of each, in order\n"
               + render("earlier.tmpl"))
     return source, needs
 
 
+def _crash_values(failure, relation: str, why: str) -> dict:
+    """What a crash or hang check expects: a result of a valid case, a refusal (a clean error)
+    of an invalid one, which is then the fix."""
+    if relation not in ("crash", "hang"):
+        return {}
+    why = why.replace('"', "'")
+    if broken_rules(failure):
+        return {"expected": "a refusal", "verdict": (
+            'if "\\nrefused: " not in "\\n" + output:\n'
+            f'    sys.exit("no crash, but the invalid case was accepted: expected a refusal, because {why}")\n'
+            'print("fixed: the invalid case is refused")\n')}
+    return {"expected": "a result", "verdict": (
+        'if "\\nrefused: " in "\\n" + output:\n'
+        f'    sys.exit("expected a result (the case is valid: {why}), got a refusal")\n'
+        'print("fixed: the call returned a result")\n')}
+
+
 def repro_source(failure, relation: str, *, writer, target, target_spec, title: str, rule_line: str,
-                 why: str, timeout: float) -> str:
-    """The whole repro.py."""
+                 why: str, timeout: float, contract=None) -> str:
+    """The whole repro.py (`contract`: the one the run held the target to)."""
     descriptor = descriptor_of(failure)
     if descriptor is not None:
         return _descriptor_source(failure, descriptor, target=target, target_spec=target_spec, title=title,
@@ -227,7 +271,7 @@ def repro_source(failure, relation: str, *, writer, target, target_spec, title: 
     if not calls:  # no call was made: the target refused or broke when asked about the case
         calls = [(failure.case, failure.x)]
     case, x = calls[0]
-    data, needs, check_values = _data(relation, calls, writer.takes_op)
+    data, needs, check_values = _data(relation, calls, writer.takes_op, contract)
     template = writer.template(case) if callable(writer.template) else writer.template
     runtime = render_runtime(template, **writer.fill(target, case, target_spec))
     index_type = (getattr(target, "index_dtype", None) or case.index_dtype) if writer.checks_index_type else None
@@ -236,12 +280,13 @@ def repro_source(failure, relation: str, *, writer, target, target_spec, title: 
                             index_type_text=f"{dtypes.name_of(np.asarray(x).dtype)} values and {index_type} indices")
     else:
         check_values.update(index_type_test="", index_type_text=f"{dtypes.name_of(np.asarray(x).dtype)} values and integer indices")
-    earlier, more = earlier_source(failure, runtime, writer=writer, target=target, target_spec=target_spec)
+    earlier, more = earlier_source(failure, runtime, writer=writer, target=target, target_spec=target_spec,
+                                   main_case=case)
     needs |= more
     # a crash or hang is watched in a process of its own, which makes the earlier calls itself
     before = "    earlier_calls()\n" if earlier and relation in ("crash", "hang") else ""
-    check = render(check_of(relation, case, x), why=why.replace('"', "'"), timeout=f"{timeout:g}", before=before,
-                   **check_values)
+    check = render(check_of(relation, case, x, contract), why=why.replace('"', "'"), timeout=f"{timeout:g}", before=before,
+                   **check_values, **_crash_values(failure, relation, why))
     if earlier and not before:
         check = "\nearlier_calls()\n" + check
     head = _head(title, rule_line, writer.needs)

@@ -15,9 +15,6 @@ gets the `adapter` one: a repro that runs it through topkspec.
 """
 from __future__ import annotations
 
-import contextlib
-import contextvars
-import os
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -63,7 +60,15 @@ class ReproWriter:
     broken descriptor no Case carries) replays through `descriptor_template`, a template that
     defines `validate(descriptor)`, which returns when the target accepts the descriptor and
     raises when it refuses it; `descriptor_fill` fills it and `descriptor_needs` says what it
-    imports. A writer without one leaves such failures to the adapter writer's."""
+    imports. A writer without one leaves such failures to the adapter writer's.
+
+    `call_options(target, case, target_spec)`: {keyword: Python expression} that make the
+    template's `topk` run a call as a call of `case` runs (its template then takes them as
+    keyword arguments, the main call's by default). A failure that needs earlier calls in its
+    process then makes them all through the one `topk`, one runtime or target as in the run,
+    each with the options where they differ from the main call's. A writer without it sets up
+    `topk` anew for an earlier call whose template text differs (its runtime's state is the
+    process's: a library loaded once)."""
 
     template: object
     needs: str
@@ -74,6 +79,7 @@ class ReproWriter:
     descriptor_template: object = None
     descriptor_fill: Callable | None = None
     descriptor_needs: str = ""
+    call_options: Callable | None = None
 
 
 _WRITERS: dict[str, ReproWriter] = {}
@@ -151,158 +157,3 @@ def operator_label(case) -> str:
         return f"TopK-{profile.opset}"
     op = getattr(case, "op", None)
     return f"{f'DML_{op}' if op else 'DML TopK'} (DML_FEATURE_LEVEL_{profile.level_name})"
-
-
-# -- the writers of targets named by an import string: a plain function, or any Target ------
-
-# A program finds its target's file by a path relative to its own folder: no absolute path of
-# the machine that wrote it, and one line with exit code 2 when the file is not there.
-_FIND = """import os
-
-
-def _cannot_run(why):  # exit 2: the program cannot run here, which says nothing of the bug
-    print(f"cannot run: {why}", file=sys.stderr)
-    sys.exit(2)
-
-
-_HERE = os.path.dirname(os.path.abspath(__file__))
-"""
-_PROGRAM_FOLDER: contextvars.ContextVar = contextvars.ContextVar("program_folder", default=None)
-
-
-@contextlib.contextmanager
-def program_folder(folder: str):
-    """Programs written inside this block live in `folder`: paths in them are relative to it."""
-    token = _PROGRAM_FOLDER.set(os.path.abspath(folder))
-    try:
-        yield
-    finally:
-        _PROGRAM_FOLDER.reset(token)
-
-
-def _from_program(path: str) -> str:
-    """`path` relative to the folder the program is written to (the working folder when unknown)."""
-    return os.path.relpath(os.path.abspath(path), _PROGRAM_FOLDER.get() or os.getcwd())
-
-
-def _is_file_path(where: str) -> bool:
-    return where.endswith(".py") or "/" in where or os.sep in where
-
-
-def _module_marker(module: str) -> tuple[str, int] | None:
-    """(the file of `module`'s top package, relative to the program's folder, and how many
-    levels above it lies the folder to import it from), or None when it is not found as a file."""
-    import importlib.util
-
-    top = module.split(".")[0]
-    try:
-        found = importlib.util.find_spec(top)
-    except (ImportError, ValueError):
-        return None
-    origin = getattr(found, "origin", None)
-    if not origin or not os.path.isfile(origin):
-        return None
-    return _from_program(origin), 2 if os.path.basename(origin) == "__init__.py" else 1
-
-
-def _file_lines(where: str) -> str:
-    """Lines that set _FILE to the target's file, by its path relative to the program, or exit 2."""
-    why = f"{os.path.basename(where)}, the file the run named, is not at {_from_program(where)} from this folder"
-    return (f"_FILE = os.path.join(_HERE, {_from_program(where)!r})\n"
-            f"if not os.path.isfile(_FILE):\n"
-            f"    _cannot_run({why!r})")
-
-
-def _module_lines(module: str) -> str:
-    """Lines that make `module` importable (from where the run found it) or exit 2 saying so."""
-    marker = _module_marker(module)
-    top = module.split(".")[0]
-    need = f"{top} must be importable: install it, or put the folder that holds it on PYTHONPATH"
-    if marker is None:
-        return (f"if importlib.util.find_spec({top!r}) is None:\n"
-                f"    _cannot_run({need!r})")
-    relative, levels = marker
-    return (f"if importlib.util.find_spec({top!r}) is None:  # then from where the run found it\n"
-            f"    _WHERE = os.path.join(_HERE, {relative!r})\n"
-            f"    if not os.path.isfile(_WHERE):\n"
-            f"        _cannot_run({need!r})\n"
-            f"    sys.path.insert(0, {'os.path.dirname(' * levels}_WHERE{')' * levels})")
-
-
-def located_spec(spec_text: str) -> tuple[str, str]:
-    """(lines a program runs first, the expression of the target spec it then gives get_target):
-    a file by its path relative to the program's folder, a module made importable from where the
-    run found it; either exits 2 when that is not there."""
-    where, sep, attr = (spec_text or "").rpartition(":")
-    if not (sep and where and attr):
-        return "", repr(spec_text)
-    if _is_file_path(where):
-        return f"{_FIND}\n\n{_file_lines(where)}\n", f"_FILE + {':' + attr!r}"
-    return f"import importlib.util\n{_FIND}\n\n{_module_lines(where)}\n", repr(spec_text)
-
-
-def function_loader(spec_text: str) -> tuple[str, str]:
-    """(load lines, label) for the function an import string or file path names: lines that set
-    `function`, or exit 2 with one line saying what must be importable."""
-    where, _, attr = spec_text.rpartition(":")
-    if _is_file_path(where):
-        name = os.path.splitext(os.path.basename(where))[0]
-        load = ("import importlib.util\n" + _FIND + "\n\n" + _file_lines(where) + "\n"
-                "sys.path.insert(0, os.path.dirname(_FILE))  # it may import the modules beside it\n"
-                "try:\n"
-                f"    if {name!r} not in sys.modules:  # loaded once: every call shares its state\n"
-                f"        _spec = importlib.util.spec_from_file_location({name!r}, _FILE)\n"
-                f"        sys.modules[{name!r}] = importlib.util.module_from_spec(_spec)\n"
-                f"        _spec.loader.exec_module(sys.modules[{name!r}])\n"
-                f"    module = sys.modules[{name!r}]\n"
-                f"    function = module.{attr}\n"
-                "except Exception as exc:  # the program cannot run without it: not the bug\n"
-                f"    _cannot_run(f\"importing {os.path.basename(where)} failed: {{type(exc).__name__}}: {{exc}}\")")
-        return load, f"{attr} ({os.path.basename(where)})"
-    load = ("import importlib\nimport importlib.util\n" + _FIND + "\n\n" + _module_lines(where) + "\n"
-            "try:\n"
-            f"    function = importlib.import_module({where!r}).{attr}\n"
-            "except Exception as exc:  # the program cannot run without it: not the bug\n"
-            f"    _cannot_run(f\"importing {where}:{attr} failed: {{type(exc).__name__}}: {{exc}}\")")
-    return load, f"{where}:{attr}"
-
-
-def _callable_fill(target, case, spec_text) -> dict:
-    from topkspec.spec.case import selects_largest
-
-    load, _ = function_loader(spec_text or target.name)
-    return {"load": load, "largest": selects_largest(case),
-            "axis_expr": "axis + x.ndim if -x.ndim <= axis < 0 else axis"}  # as the adapter (Case.lowered_axis)
-
-
-def _callable_stack(target, case, spec_text=None) -> RuntimeStack:
-    _, label = function_loader(spec_text or target.name)
-    return RuntimeStack(label, "", "", {}, (f"{spec_text or target.name} called as function(x, axis=..., k=..., "
-                                            "largest=...), sorted output expected",))
-
-
-def _adapter_descriptor_fill(target, case, spec_text) -> dict:
-    name = getattr(target, "name", spec_text)
-    find, spec = located_spec(spec_text or name)
-    return {"name": name, "find": find, "spec": spec}
-
-
-def _adapter_fill(target, case, spec_text) -> dict:
-    return {**_adapter_descriptor_fill(target, case, spec_text), "case": repr(case.to_dict())}
-
-
-def _adapter_stack(target, case, _spec=None) -> RuntimeStack:
-    from topkspec import __version__
-
-    return RuntimeStack(getattr(target, "name", "target"), operator_label(case), "", {"topkspec": __version__},
-                        ("run through topkspec's adapter for it",))
-
-
-register_repro_writer("callable", ReproWriter("callable.tmpl", "numpy and the function's own module",
-                                              _callable_fill, _callable_stack, checks_index_type=False),
-                      target_class="topkspec.targets.base.CallableTarget")
-register_repro_writer("adapter", ReproWriter("adapter.tmpl", "numpy and topkspec (its adapter runs the target)",
-                                             _adapter_fill, _adapter_stack,
-                                             descriptor_template="adapter_descriptor.tmpl",
-                                             descriptor_fill=_adapter_descriptor_fill,
-                                             descriptor_needs="topkspec (its adapter asks the target)"))

@@ -303,16 +303,18 @@ class CallableTarget(Target):
     Integer indices are returned as the case's index type when they fit it exactly.
 
     `contract` (spec.contracts) says what the function promises where it is not DirectML's
-    text (a run's --contract FILE says it too): a function whose contract returns no indices
-    returns the values alone (an array, not a pair), one that offers no smallest K is never
-    asked for them, and one that never sorts is judged as a set.
+    text (a run's --contract FILE says it too, and replaces it): a function whose contract
+    returns no indices returns the values alone (an array, not a pair), one that offers no
+    smallest K is never asked for them, and one that never sorts is judged as a set.
+    `version` is the runtime's version as reports name it: a string, or a function returning
+    one (called when asked, so it may import the runtime).
     """
 
     validates = True  # by raising; it cannot know the profile's tables
     native = True  # it may wrap native code that crashes: `auto` isolation runs it in a worker
 
     def __init__(self, fn: Callable, name: str | None = None, default_profile: str = "dml:5.0",
-                 origin: str | None = None, contract=None):
+                 origin: str | None = None, contract=None, version=None):
         if not callable(fn):
             raise TypeError(f"CallableTarget needs a callable, got {fn!r}")
         self.fn = fn
@@ -320,12 +322,15 @@ class CallableTarget(Target):
         self.default_profile = default_profile
         self.origin = origin  # the import string that named it: how its version and messages show it
         self._contract = contract  # a Contract, or None for DirectML's text (sorted, both directions)
+        self._version = version  # the runtime's version: a string, a function returning one, or None
 
     @property
     def contract(self):
         return self._contract if self._contract is not None else super().contract
 
     def version(self) -> str:
+        if self._version is not None:
+            return str(self._version() if callable(self._version) else self._version)
         return f"callable {function_origin(self.fn, self.origin)}"
 
     def run(self, case, x):
@@ -340,13 +345,11 @@ class CallableTarget(Target):
             if judged is exc:
                 raise
             raise judged from exc
-        if isinstance(result, np.ndarray) and self._contract is not None \
-                and self._contract.value("indices") == "not_returned":
-            return result, None  # values only, as its contract says
+        if isinstance(result, np.ndarray):  # values only: the run judges them by the contract it
+            return result, None                # holds the function to (its own, or --contract FILE)
         if not isinstance(result, (tuple, list)) or len(result) != 2:
             raise AdapterError(f"{self.name} returned {type(result).__name__}"
                                f"{f' of length {len(result)}' if isinstance(result, (tuple, list)) else ''}, "
-                               f"not a pair (values, indices); a function that returns values only "
-                               f"says so in its contract (indices not_returned)")
+                               f"not a pair (values, indices) nor an array of values")
         values, indices = result
         return np.asarray(values), None if indices is None else as_index_type(indices, case.index_dtype)

@@ -15,7 +15,8 @@ from typing import Callable
 
 from topkspec.targets.base import AdapterError, Target, function_origin, user_error
 from topkspec.targets.import_string import named_object
-from topkspec.repro.writers import ReproWriter, RuntimeStack, function_loader, register_repro_writer
+from topkspec.repro.plugin import function_loader, unloadable
+from topkspec.repro.writers import ReproWriter, RuntimeStack, register_repro_writer
 
 
 @lru_cache(maxsize=None)
@@ -101,8 +102,9 @@ def _repro_load(target, spec_text) -> tuple[str, str]:
             wraps = isinstance(named_object(spec_text), Target)
         except Exception:
             wraps = False
-        if wraps:  # the name is a ValidatorTarget made in the user's code: call what it wraps
+        if wraps:  # the name is a ValidatorTarget made in the user's code: call what it wraps, named as it is
             load += "\nfunction = function.fn  # the function the ValidatorTarget wraps"
+            label = getattr(target, "name", None) or label
         return load, label
     fn = getattr(target, "fn", None)
     qualname = getattr(fn, "__qualname__", "")
@@ -113,8 +115,8 @@ def _repro_load(target, spec_text) -> tuple[str, str]:
     if path and qualname and "<" not in qualname:
         return function_loader(f"{os.path.abspath(path)}:{qualname}")
     name = spec_text or getattr(target, "name", "validator")
-    return (f'sys.exit("{name} cannot be imported by name (a local function or a lambda): '
-            f'name it by import string to get a runnable program")\nfunction = None'), name
+    return unloadable(f"{name} cannot be imported by name (a local function or a lambda): name it by import "
+                      "string to get a runnable program"), name
 
 
 def _repro_fill(target, case, spec_text) -> dict:
