@@ -73,12 +73,13 @@ VERSIONED_FAMILIES = {"onnxruntime": ("onnxruntime_foreign", "versioned")}
 
 # Forms `PREFIX:WHAT` made by an adapter module's factory: `onnx-backend:onnxruntime.backend`
 # (a runtime that implements ONNX's Backend API; topkspec.targets.runtimes.onnx_backend).
-PREFIXED_FORMS = {"onnx-backend:": ("onnx_backend", "backend_target", "onnx-backend:MODULE")}
+PREFIXED_FORMS = {"onnx-backend:": ("onnx_backend", "backend_target", "onnx-backend:MODULE",
+                                   "a runtime that implements ONNX's Backend API (prepare, run)")}
 
 
 def _prefixed(spec: str) -> Target | None:
     """The target a prefixed form names, or None when `spec` has no known prefix."""
-    for prefix, (module, factory, _) in PREFIXED_FORMS.items():
+    for prefix, (module, factory, *_) in PREFIXED_FORMS.items():
         if spec.startswith(prefix):
             return getattr(importlib.import_module(f"topkspec.targets.runtimes.{module}"), factory)(spec)
     return None
@@ -189,7 +190,7 @@ def unknown_target(spec: str) -> str:
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     return (f"unknown target {spec!r}{hint}: known targets are {', '.join(known_names())}; "
             "or give package.module:attr or path/to/file.py:attr, or "
-            + ", ".join(form for *_, form in PREFIXED_FORMS.values()))
+            + ", ".join(form for _, _, form, _ in PREFIXED_FORMS.values()))
 
 
 def list_targets() -> list[Target]:
