@@ -37,7 +37,22 @@ def repro(folder: str, env: dict | None = None) -> subprocess.CompletedProcess:
                           env={**environment, **(env or {})})
 
 
+def page_command() -> dict:
+    """The RunConfig of docs/targets.md's `topkspec fuzz --target onnx-backend:onnxruntime.backend`
+    command: its profile, budget and seed."""
+    from docs_run import BLOCKS
+
+    (command,) = [c for b in BLOCKS if b.page == "docs/targets.md" for c in b.commands()
+                  if "--target onnx-backend:onnxruntime.backend" in c]
+    options = dict(re.findall(r"--(spec|max-examples|seed) (\S+)", command))
+    return dict(profile=options["spec"], max_examples=int(options["max-examples"]), seed=int(options["seed"]))
+
+
 def test_onnxruntime_backend_gives_the_verdicts_of_the_builtin_onnxruntime_target():
+    """docs/targets.md's command: at its seed, budget and profile, ONNX Runtime's backend module finds
+    what the built-in onnxruntime target finds, each in onnxruntime's known list, with the same
+    examples held per rule. The search's verdicts are compared (replaying each failure in a fresh
+    process is tested below)."""
     pytest.importorskip("onnxruntime")
     from topkspec.known import load_known, shipped_path
     from topkspec.targets.registry import get_target
@@ -46,9 +61,7 @@ def test_onnxruntime_backend_gives_the_verdicts_of_the_builtin_onnxruntime_targe
     assert target.default_profile == "onnx:24", f"default profile: expected onnx:24, got {target.default_profile}"
     assert re.match(r"onnxruntime \d+\.\d+", target.version()), f"version: {target.version()}"
     assert target.contract.implements == "onnx", f"contract: {target.contract}"
-    # seed 1 at 100 examples finds each of ONNX Runtime's known deviations at onnx:24; the search's
-    # verdicts are compared (replaying each failure in a fresh process is tested below)
-    config = dict(max_examples=100, seed=1, settings="ci", profile="onnx:24", confirm=False)
+    config = dict(page_command(), settings="ci", confirm=False)
     builtin = run_fuzz(RunConfig(target="onnxruntime", **config))
     backend = run_fuzz(RunConfig(target="onnx-backend:onnxruntime.backend", **config))
     found, held = verdicts(backend)
