@@ -171,3 +171,15 @@ def test_the_pytest_plugin_takes_an_onnx_backend_target(pytester, planted):
                                            "-k", "test_valid", "-s")
     result.assert_outcomes(passed=1)
     assert "onnx-backend:planted_backend.py" in result.stdout.str(), result.stdout.str()
+
+
+def test_topkspec_targets_names_the_onnx_backend_form(monkeypatch, capsys):
+    """The listing is of names; the form `onnx-backend:MODULE` gets a line of its own after them
+    (the built-in targets' rows are left out here: listing them loads every runtime)."""
+    from topkspec import cli
+    from topkspec.targets import listing
+
+    monkeypatch.setattr(listing, "describe_targets", lambda: [])
+    assert cli.main(["targets"]) == 0
+    out = capsys.readouterr().out
+    assert "onnx-backend:MODULE" in out and "ONNX's Backend API" in out, f"topkspec targets: {out!r}"
