@@ -242,9 +242,40 @@ def check_model_checker(block, runs, where):
     assert printed.getvalue().splitlines() == said, f"{block.where}: prints\n{printed.getvalue()}the page says {said}"
 
 
+def check_my_backend(block, runs, where):
+    """The Backend API example: the run exits 1 with the one report the page names, K = 0 accepted;
+    its repro.py, in the Backend API (no topkspec), exits 1, then 0 once the page's backend
+    refuses K = 0 in `run`, then 2 once the backend's file is gone."""
+    (command,) = block.commands()
+    done = sh(command, where)
+    says = prose_after(block)
+    assert_code(done, int(claim(r"The run exits (\d)", says, block.where).group(1)), block.where)
+    folder = claim(r"one report, `([^`]+)`", says, block.where).group(1)
+    found = failures(done)
+    assert [(f["rule"], f["cls"]) for f in found] == [("onnx.k.positive", "accepts an invalid one")], str(done)
+    assert sorted(p.name for p in (where / "reports").iterdir()) == [folder.split("/")[-1]], str(done)
+    repro = where / folder / "repro.py"
+    source = repro.read_text()
+    assert "MyBackend.prepare" in source and 'function(model, "CPU")' in source, source
+    assert not re.search(r"^\s*(import|from) topkspec", source, re.M), f"{repro} imports topkspec"
+    run = f"{shlex.quote(sys.executable)} {folder}/repro.py"
+    assert_code(sh(run, where), 1, f"{block.where}: {folder}/repro.py")
+    backend = where / "my_backend.py"
+    answer = "        return self.session.run(None, dict(zip(self.names, inputs)))"
+    assert answer in backend.read_text(), "the page's MyRep.run"
+    backend.write_text(backend.read_text().replace(answer, "        if len(inputs) > 1 and int(inputs[1][0]) < 1:\n"
+                                                          "            raise ValueError('K must be positive')\n" + answer))
+    assert_code(sh(run, where), 0, f"{block.where}: {folder}/repro.py once run refuses K = 0")
+    backend.unlink()
+    done = sh(run, where)
+    assert_code(done, 2, f"{block.where}: {folder}/repro.py without my_backend.py")
+    assert "cannot run" in done.err and "Traceback" not in done.err, str(done)
+
+
 CHECKS = {
     "model-checker": check_model_checker,
     "my-topk": check_my_topk,
+    "my-backend": check_my_backend,
     "my-topk-fixed": check_my_topk_fixed,
     "callable-target": check_callable_target,
     "npu-target": check_npu_target,

@@ -253,6 +253,11 @@ def cmd_targets(args) -> int:
         return 0
     rows = describe_targets()
     print(json.dumps(rows, indent=2, default=str) if args.json else format_targets(rows))
+    if not args.json:  # the forms that name a target of yours, besides import strings (docs/targets.md)
+        from topkspec.targets.registry import PREFIXED_FORMS
+
+        for _, _, form, what in PREFIXED_FORMS.values():
+            print(f"{form}  [any such module]  {what}: see docs/targets.md")
     return 0
 
 

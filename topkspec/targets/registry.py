@@ -3,8 +3,9 @@
 `get_target(spec)` tries, in order:
 1. a built-in name (`reference`, `onnxruntime`, `torch`, ...);
 2. an entry point named `spec` in the group `topkspec.targets`;
-3. an import string `package.module:attr`;
-4. a file path `path/to/file.py:attr` (the file's directory goes on sys.path first, so it
+3. a prefixed form: `onnx-backend:MODULE`, a runtime behind ONNX's Backend API;
+4. an import string `package.module:attr`;
+5. a file path `path/to/file.py:attr` (the file's directory goes on sys.path first, so it
    can import the modules beside it).
 `attr` may be a Target instance, a Target subclass, a zero-argument factory returning a
 Target, a plain `topk(x, *, axis, k, largest)` function (wrapped in CallableTarget), or a
@@ -68,6 +69,20 @@ BUILTIN_TARGETS: dict[str, Callable[[], Target]] = {
 
 # Families with a target per version, each in its own environment: `onnxruntime@1.31`.
 VERSIONED_FAMILIES = {"onnxruntime": ("onnxruntime_foreign", "versioned")}
+
+
+# Forms `PREFIX:WHAT` made by an adapter module's factory: `onnx-backend:onnxruntime.backend`
+# (a runtime that implements ONNX's Backend API; topkspec.targets.runtimes.onnx_backend).
+PREFIXED_FORMS = {"onnx-backend:": ("onnx_backend", "backend_target", "onnx-backend:MODULE",
+                                   "a runtime that implements ONNX's Backend API (prepare, run)")}
+
+
+def _prefixed(spec: str) -> Target | None:
+    """The target a prefixed form names, or None when `spec` has no known prefix."""
+    for prefix, (module, factory, *_) in PREFIXED_FORMS.items():
+        if spec.startswith(prefix):
+            return getattr(importlib.import_module(f"topkspec.targets.runtimes.{module}"), factory)(spec)
+    return None
 
 
 def _versioned(spec: str) -> Target | None:
@@ -146,7 +161,7 @@ def get_target(spec: str) -> Target:
     spec = spec.strip()
     if spec in BUILTIN_TARGETS:
         return BUILTIN_TARGETS[spec]()
-    versioned = _versioned(spec)
+    versioned = _versioned(spec) or _prefixed(spec)
     if versioned is not None:
         return versioned
     found = entry_points()
@@ -174,7 +189,8 @@ def unknown_target(spec: str) -> str:
     close = difflib.get_close_matches(spec, known_names(), n=1, cutoff=0.6)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     return (f"unknown target {spec!r}{hint}: known targets are {', '.join(known_names())}; "
-            "or give package.module:attr or path/to/file.py:attr")
+            "or give package.module:attr or path/to/file.py:attr, or "
+            + ", ".join(form for _, _, form, _ in PREFIXED_FORMS.values()))
 
 
 def list_targets() -> list[Target]:
