@@ -34,10 +34,7 @@ from topkspec.targets.runtimes import contracts as runtime_contracts
 from topkspec.targets.runtimes.onnxruntime import OnnxRuntimeTarget
 from topkspec.repro.writers import ReproWriter, RuntimeStack, register_repro_writer, versions
 
-try:  # the lines that load a user's module in a repro: repro.plugin's, where that module holds them
-    from topkspec.repro.plugin import function_loader
-except ImportError:
-    from topkspec.repro.writers import function_loader
+from topkspec.repro.plugin import function_loader  # the lines that load a user's module in a repro
 
 PREFIX = "onnx-backend:"
 DEVICE = "CPU"  # the device ONNX's backend tests ask for first, and the one every backend has
