@@ -11,7 +11,7 @@ from topkspec.properties import failures
 from topkspec.report.cite import contract_citations, one_line
 from topkspec.report.compare import array_text, compared_outputs, side_by_side
 from topkspec.repro.program import descriptor_of
-from topkspec.report.wording import case_text
+from topkspec.report.wording import case_text, refused_word
 from topkspec.spec.queries import rule_status
 
 
@@ -109,7 +109,7 @@ def expected_and_actual(failure, relation: str, stack, timeout: float, contract=
                 f"- **Actual** ({runtime}): " + (f"a result: {_output(last)}" if last else str(v.actual)), ""]
     if relation == "accept":
         return [f"- **Expected** (the spec): a result; the case is valid at `{case.profile}`",
-                f"- **Actual** ({runtime}): refused: {v.actual}", ""]
+                f"- **Actual** ({runtime}): {refused_word(failure)}: {v.actual}", ""]
     if relation == "hang":
         return [f"- **Expected**: {v.expected or 'an answer'} (the run's time limit)",
                 f"- **Actual** ({runtime}): no answer: {v.actual}", ""]
@@ -143,6 +143,9 @@ def summary(failure, relation: str, stack) -> str:
     if relation == "reject":
         returned = f"returned {_output(last)}" if last else "returned a result"
         return f"{given} {returned} instead of an error, though the case breaks the rule below."
+    if relation == "accept" and failure.failure_class == failures.INTERNAL_ERROR:  # the library's bug
+        return f"{given} failed inside its own code instead of answering ({v.actual}), though the case is valid at " \
+               f"`{case.profile}`: an error no refusal is made of, a bug in the library."
     if relation == "accept":
         return f"{given} refused the case ({v.actual}), though it is valid at `{case.profile}`."
     if relation in ("crash", "hang"):

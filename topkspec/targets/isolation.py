@@ -28,6 +28,7 @@ from topkspec.errors import TargetCrashed, TargetHung, describe_exit
 from topkspec.targets.history import CallHistory
 from topkspec.targets.wire import SharedBlock, Wire, attach
 from topkspec.targets.base import AdapterError, Rejected, Target, describe_error
+from topkspec.targets.refusal import InternalError, internal_error
 from topkspec.targets.registry import TargetError
 
 DEFAULT_TIMEOUT = 5.0  # seconds per call; a TopK on the suite's small tensors takes milliseconds
@@ -80,8 +81,9 @@ def _worker_main(conn, spec, block_name=None) -> None:
             return
         try:
             conn.send(("ok", getattr(target, method)(*args)))
-        except Rejected as exc:
-            conn.send(("rejected", str(exc)))
+        except Rejected as exc:  # the library failing in its own code is no refusal (targets.refusal)
+            internal = internal_error(target, exc)
+            conn.send(("internal-error", str(internal)) if internal is not None else ("rejected", str(exc)))
         except AdapterError as exc:
             conn.send(("adapter-error", str(exc)))
         except Exception as exc:  # not a refusal (only Rejected is): the adapter broke
@@ -269,6 +271,8 @@ class IsolatedTarget(Target):
     def _payload(status: str, payload):
         if status == "rejected":
             raise Rejected(payload)
+        if status == "internal-error":
+            raise InternalError(payload)
         if status == "adapter-error":
             raise AdapterError(payload)
         return payload
@@ -306,7 +310,7 @@ class IsolatedTarget(Target):
                 self._support_answers[key] = exc  # type would otherwise be asked on every example
         answer = self._support_answers[key]
         if isinstance(answer, Rejected):
-            raise Rejected(str(answer))
+            raise type(answer)(str(answer))  # an InternalError stays one
         return answer
 
     def run(self, case, x):
