@@ -150,6 +150,11 @@ class GroupContext:
                 and not self.target.smallest_by_key:
             self.result.unsupported["its contract offers no smallest K"] += 1
             return None
+        offered = self.contract.value_types
+        if offered is not None and not offered.offers(judged.dtype):  # not promised: not asked
+            self.result.unsupported[f"its contract offers no {judged.dtype} ({offered.title or 'its documentation'}: "
+                                    f"\"{offered.quote}\")"] += 1
+            return None
         try:
             reason = self.unsupported(judged)
         except InternalError as exc:
