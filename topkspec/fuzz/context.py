@@ -24,6 +24,7 @@ from topkspec.known import rules_declaring
 from topkspec.properties.open_points import explaining_indices, zeros_as_input
 from topkspec.spec.contracts import unpromised_rules
 from topkspec.targets.base import AdapterError, Rejected, Target, describe_error, selects_largest
+from topkspec.targets.quiet import quieted
 from topkspec.targets.refusal import InternalError, as_judged
 from topkspec.fuzz.answers import internal_error_violation as _internal_error, noting_answers as _noting_answers
 
@@ -103,7 +104,8 @@ class GroupContext:
         """fn() with a crash or hang turned into a Violation of `rule`, and an exception that
         is not a refusal (Rejected) into an adapter error."""
         try:
-            return fn()
+            with quieted(self.target):  # the target's own quieting hook (targets.quiet)
+                return fn()
         except Rejected as exc:
             judged = as_judged(self.target, exc)  # the library failing in its own code is no refusal
             if judged is exc:

@@ -105,6 +105,10 @@ class Target:
     #: are not offered, yet those cases still run. False: a contract that offers no smallest K
     #: is never asked for it.
     smallest_by_key: bool = False
+    #: How the runtime's own logging is kept out of a run's output: a callable returning a
+    #: context manager (a `quiet(self)` method, or a targets.quiet.Quieting) that the run enters
+    #: around each call, in the worker where the target runs in one. None: nothing to quiet.
+    quiet = None
 
     @property
     def contract(self):
@@ -306,13 +310,16 @@ class CallableTarget(Target):
     text (a run's --contract FILE says it too): a function whose contract returns no indices
     returns the values alone (an array, not a pair), one that offers no smallest K is never
     asked for them, and one that never sorts is judged as a set.
+
+    `quiet` (targets.quiet): a callable returning a context manager, such as a `Quieting`, that
+    the run enters around each call to keep the runtime's own logging out of its output.
     """
 
     validates = True  # by raising; it cannot know the profile's tables
     native = True  # it may wrap native code that crashes: `auto` isolation runs it in a worker
 
     def __init__(self, fn: Callable, name: str | None = None, default_profile: str = "dml:5.0",
-                 origin: str | None = None, contract=None):
+                 origin: str | None = None, contract=None, quiet=None):
         if not callable(fn):
             raise TypeError(f"CallableTarget needs a callable, got {fn!r}")
         self.fn = fn
@@ -320,6 +327,8 @@ class CallableTarget(Target):
         self.default_profile = default_profile
         self.origin = origin  # the import string that named it: how its version and messages show it
         self._contract = contract  # a Contract, or None for DirectML's text (sorted, both directions)
+        if quiet is not None:  # how its runtime is quieted: entered around each call (targets.quiet)
+            self.quiet = quiet
 
     @property
     def contract(self):

@@ -28,6 +28,7 @@ from topkspec.errors import TargetCrashed, TargetHung, describe_exit
 from topkspec.targets.history import CallHistory
 from topkspec.targets.wire import SharedBlock, Wire, attach
 from topkspec.targets.base import AdapterError, Rejected, Target, describe_error
+from topkspec.targets.quiet import quieted
 from topkspec.targets.refusal import InternalError, internal_error
 from topkspec.targets.registry import TargetError
 
@@ -67,7 +68,9 @@ def _worker_main(conn, spec, block_name=None) -> None:
     conn = Wire(conn, memory, half=1)
     try:
         target = _build(spec)
-        conn.send(("ok", _info(target)))
+        with quieted(target):  # the runtime's own logging, as the target says to quiet it
+            info = _info(target)
+        conn.send(("ok", info))
     except Exception as exc:
         conn.send(("error", f"{type(exc).__name__}: {exc}"))
         return
@@ -80,7 +83,9 @@ def _worker_main(conn, spec, block_name=None) -> None:
             target.close()
             return
         try:
-            conn.send(("ok", getattr(target, method)(*args)))
+            with quieted(target):
+                answer = getattr(target, method)(*args)
+            conn.send(("ok", answer))
         except Rejected as exc:  # the library failing in its own code is no refusal (targets.refusal)
             internal = internal_error(target, exc)
             conn.send(("internal-error", str(internal)) if internal is not None else ("rejected", str(exc)))
