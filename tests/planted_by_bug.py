@@ -74,3 +74,8 @@ def internal_error_on_rank_3(x, *, axis, k, largest=True):
 def refuses_with_value_error(x, *, axis, k, largest=True):
     """Refuses K above 1 with a ValueError naming the argument, from the library: a refusal."""
     return _library().top_k_checked(np.asarray(x), axis=axis, k=k, largest=largest)
+
+
+def refuses_wide_unsigned(x, *, axis, k, largest=True):
+    """Has no kernel for uint32 and uint64, and says so naming the type: one finding per type."""
+    return _library().top_k_typed(np.asarray(x), axis=axis, k=k, largest=largest)

@@ -22,3 +22,10 @@ def top_k_checked(x, *, axis, k, largest=True):
     if k > 1:
         raise ValueError(f"k must be 1 in this library, got k={k}")
     return reference_topk(x, axis=axis, k=k, largest=largest)
+
+
+def top_k_typed(x, *, axis, k, largest=True):
+    """Has no kernel for uint32 and uint64, and says so naming the type."""
+    if x.dtype in (np.uint32, np.uint64):
+        raise TypeError(f"unsupported dtype {x.dtype.name} for top_k")
+    return reference_topk(x, axis=axis, k=k, largest=largest)
