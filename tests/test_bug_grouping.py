@@ -217,3 +217,29 @@ def test_a_callable_targets_quiet_hook_is_entered_around_each_call():
     result = run_fuzz(RunConfig(target=target, settings="ci", max_examples=30, seed=1, confirm=False,
                                 groups=("valid",)), target=target)
     assert result.ok and entered, format_summary(result)
+
+
+def test_the_quieting_example_of_the_targets_page_keeps_the_runtimes_noise_out(tmp_path):
+    """docs/targets.md's noisy_framework.py, run as the page shows: exit 0 and none of its noise
+    in the output (its worker enters the hook), all of it with TOPKSPEC_RUNTIME_LOGS=keep."""
+    import subprocess
+    import sys
+
+    from docs_blocks import blocks_of
+    import pathlib
+
+    page = pathlib.Path(HERE).parent / "docs" / "targets.md"
+    blocks = blocks_of(page)
+    (saved,) = [b for b in blocks if b.file_name == "noisy_framework.py"]
+    (tmp_path / "noisy_framework.py").write_text(saved.text)
+    (command,) = [b for b in blocks if "noisy_framework.py:target" in b.text and b.lang == "sh"][0].commands()
+    env = {**os.environ, "PYTHONPATH": str(pathlib.Path(HERE).parent)}
+    env.pop(RUNTIME_LOGS_ENV, None)
+    for keep, noisy in ((False, False), (True, True)):
+        if keep:
+            env[RUNTIME_LOGS_ENV] = "keep"
+        done = subprocess.run(command, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+        heard = "compiling a kernel" in done.stderr + done.stdout and "falling back" in done.stderr + done.stdout
+        assert heard == noisy, f"TOPKSPEC_RUNTIME_LOGS={'keep' if keep else 'unset'}: expected the runtime's noise " \
+                               f"{'shown' if noisy else 'kept out'}, got:\n{done.stderr[-2000:]}"
