@@ -243,3 +243,20 @@ def test_the_quieting_example_of_the_targets_page_keeps_the_runtimes_noise_out(t
         heard = "compiling a kernel" in done.stderr + done.stdout and "falling back" in done.stderr + done.stdout
         assert heard == noisy, f"TOPKSPEC_RUNTIME_LOGS={'keep' if keep else 'unset'}: expected the runtime's noise " \
                                f"{'shown' if noisy else 'kept out'}, got:\n{done.stderr[-2000:]}"
+
+
+def test_a_contract_file_lists_the_value_types_with_the_sentence_behind_them(tmp_path):
+    from topkspec.spec.contracts import Contract, ContractError, load_contract
+
+    path = tmp_path / "typed.toml"
+    path.write_text('name = "typedfw.topk"\nimplements = "onnx"\nprofiles = ["onnx:11"]\n'
+                    'url = "https://typedfw.example/docs/topk"\ntitle = "typedfw.topk"\n'
+                    '[promises]\nnan = "last"\n'
+                    '[value_types]\ntypes = ["float32", "int64"]\nquote = "Supported dtypes: float32, int64."\n')
+    contract = load_contract(str(path))
+    assert contract.value_types.types == ("float32", "int64") and contract.value("nan") == "last", contract
+    assert contract.value_types.url == "https://typedfw.example/docs/topk", contract.value_types
+    assert Contract.from_dict(contract.to_dict()) == contract  # as a worker process receives it
+    path.write_text(path.read_text().replace('"int64"]', '"int65"]'))
+    with pytest.raises(ContractError, match="'int65' is no value type"):
+        load_contract(str(path))
