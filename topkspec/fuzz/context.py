@@ -348,17 +348,15 @@ class GroupContext:
             if entry is not None:
                 result.known_seen[entry] += 1
                 result.known_by_rule[(rule, entry)] += 1
-                if result.report_known and known is None and not self._kept(violation, case):
+                if result.report_known and known is None and self._kept(violation, case) is None:
                     known = (violation, entry)
             elif result.documents_only and is_reading(rule, result.profile, self.contract):
                 result.readings.setdefault(rule, f"{getattr(case, 'describe', lambda: '?')()}: {violation.message}")
             elif chosen is not None:
                 continue  # the example is the chosen failure's: it names this rule as also broken
-            elif self._kept(violation, case):
-                result.failed_groups.add(self.group)  # kept once, under the group that found it first
-                # what else the same result broke (a relation, the NaN rule, the example's other
-                # rules) is named by that report: the example is that failure's, not a new one
-                also = result.also.setdefault(failure_key(self.target.name, violation, case), [])
+            elif self._kept(violation, case):  # kept once, under the group that found it first: what
+                result.failed_groups.add(self.group)  # else the example broke is named by that report
+                also = result.also.setdefault(self._kept(violation, case), [])
                 named = list(violation.also) + [filed_rule(v) for v in self.found if v is not violation
                                                 and v.failure_class == violation.failure_class]
                 also += [r for r in dict.fromkeys(named) if r not in also and r != rule]
@@ -388,8 +386,12 @@ class GroupContext:
         self.found_after[id(named)] = self.calls_until(violation)
         return named
 
-    def _kept(self, violation, case) -> bool:
-        return self.result.has_key(failure_key(self.target.name, violation, case))
+    def _kept(self, violation, case):
+        """The kept failure's key the violation is (a NaN result's, the same one's without NaN), or None."""
+        key = failure_key(self.target.name, violation, case)
+        kind, nan = (violation.signature + (None, None))[:2]
+        twin = key[:3] + ((kind, "no NaN"),) if nan == "NaN" else None
+        return next((k for k in (key, twin) if k is not None and self.result.has_key(k)), None)
     def stopped(self) -> bool:
         return self.fatal[failures.CRASH] >= MAX_CRASH_REPLAYS or self.fatal[failures.HANG] >= MAX_HANG_REPLAYS
 
