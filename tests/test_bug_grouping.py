@@ -260,3 +260,12 @@ def test_a_contract_file_lists_the_value_types_with_the_sentence_behind_them(tmp
     path.write_text(path.read_text().replace('"int64"]', '"int65"]'))
     with pytest.raises(ContractError, match="'int65' is no value type"):
         load_contract(str(path))
+
+
+def test_a_known_entry_declaring_the_refusal_still_declares_the_internal_error(tmp_path):
+    known = tmp_path / "known.toml"
+    known.write_text('[[known]]\nrule = "out.valid_accepted"\nclass = "rejects a valid descriptor"\n'
+                     'reason = "declared as a refusal before internal errors were told apart"\n'
+                     'url = "https://example.org/issues/1"\n')
+    result = _run(f"{BY_BUG}:internal_error_on_rank_3", groups=("valid",), max_examples=60, known=str(known))
+    assert result.ok and result.known_seen, format_summary(result)

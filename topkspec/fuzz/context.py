@@ -322,15 +322,15 @@ class GroupContext:
 
     def _known_entry(self, violation, dtype, k=None):
         """The known entry declaring the violation: one naming the rule it is filed under, or
-        another rule the same result breaks (an accepted invalid descriptor: the rule it breaks)."""
+        another rule the same result breaks (an accepted invalid descriptor: the rule it breaks);
+        an internal error, also one declaring the refusal it was taken for before."""
         result = self.result
         if result.known is None or violation.failure_class == failures.ADAPTER_ERROR:
             return None
-        for rule in rules_declaring(filed_rule(violation), violation):
-            entry = result.known.match(rule, violation.failure_class, dtype, result.profile, result.version, k)
-            if entry is not None:
-                return entry
-        return None
+        kinds = (violation.failure_class,) + (failures.REJECTS_VALID,) * (violation.failure_class == failures.INTERNAL_ERROR)
+        found = (result.known.match(rule, kind, dtype, result.profile, result.version, k)
+                 for rule in rules_declaring(filed_rule(violation), violation) for kind in kinds)
+        return next((entry for entry in found if entry is not None), None)
 
     def settle(self, case, failure_of) -> None:
         """The example's verdict from its violations (self.found, in order). Each is counted

@@ -274,7 +274,8 @@ def group_failures(result: RunResult) -> None:
                 result.broken_seen.pop(rule, None)
     for failure in list(result.failures):  # the same wrong result with NaN and without: one bug, NaN aside
         kind, nan = (failure.violation.signature + (None, None))[:2]
-        twin = next((f for f in result.failures if nan == "NaN" and f.key == failure.key[:3] + ((kind, "no NaN"),)), None)
+        twin = next((f for f in result.failures
+                     if nan == "NaN" and f.key == failure.key[:3] + ((kind, "no NaN"),)), None)
         if twin is not None:
             _name_also(twin, failure.violation.rules + failure.violation.also)
             result.failures.remove(failure)
