@@ -48,19 +48,23 @@ def garbage_in_int8_and_nan_tail(x, *, axis, k, largest=True):
     return values, indices
 
 
-def ties_scrambled(x, *, axis, k, largest=True):
-    """Tied values come back in an order of their own (neither ascending nor descending index):
-    one bug that breaks the tie order and the K-th place, one report."""
+def ties_first_last_from_3(x, *, axis, k, largest=True):
+    """On axes of 3 or more, the first of each group of equal values comes after its ties: one
+    bug that breaks the tie order (K keeps them all) and the K-th place (K keeps one), with no
+    general cause (the higher index first) to join them: one report."""
     x = np.asarray(x)
+    if x.shape[axis] < 3:
+        return reference_topk(x, axis=axis, k=k, largest=largest)
     moved = np.moveaxis(x, axis, -1)
     flat = moved.reshape(-1, moved.shape[-1])
     n = flat.shape[1]
-    scramble = (np.arange(n) * 7 + 3) % n if n % 7 else np.arange(n)[::-1]
     rows_v, rows_i = [], []
     for row in flat:
-        values, indices = reference_topk(row[scramble], axis=0, k=k, largest=largest)
-        rows_v.append(values)
-        rows_i.append(scramble[indices])
+        _, first, dense = np.unique(row, return_index=True, return_inverse=True)
+        tie = np.arange(n) + n * np.isin(np.arange(n), first)  # the first of its value goes last
+        order = np.lexsort((tie, -dense if largest else dense))[:k]
+        rows_v.append(row[order])
+        rows_i.append(order)
     shape = moved.shape[:-1] + (k,)
     return (np.moveaxis(np.array(rows_v).reshape(shape), -1, axis),
             np.moveaxis(np.array(rows_i, dtype=np.int64).reshape(shape), -1, axis))
