@@ -24,9 +24,12 @@ from topkspec.known import rules_declaring
 from topkspec.properties.open_points import explaining_indices, zeros_as_input
 from topkspec.spec.contracts import unpromised_rules
 from topkspec.targets.base import AdapterError, Rejected, Target, describe_error, selects_largest
+from topkspec.targets.quiet import quieted
+from topkspec.targets.refusal import InternalError, as_judged
+from topkspec.fuzz.answers import internal_error_violation as _internal_error, noting_answers as _noting_answers
 
 # Classes that end an example: after a crash, a hang or a broken adapter nothing else is asked.
-_ENDS_EXAMPLE = (failures.CRASH, failures.HANG, failures.ADAPTER_ERROR)
+_ENDS_EXAMPLE = (failures.CRASH, failures.HANG, failures.ADAPTER_ERROR, failures.INTERNAL_ERROR)
 
 
 class Found(Violation):
@@ -101,9 +104,13 @@ class GroupContext:
         """fn() with a crash or hang turned into a Violation of `rule`, and an exception that
         is not a refusal (Rejected) into an adapter error."""
         try:
-            return fn()
-        except Rejected:
-            raise
+            with quieted(self.target):  # the target's own quieting hook (targets.quiet)
+                return fn()
+        except Rejected as exc:
+            judged = as_judged(self.target, exc)  # the library failing in its own code is no refusal
+            if judged is exc:
+                raise
+            raise judged from exc
         except Exception as exc:
             if not isinstance(exc, (TargetCrashed, TargetHung)):
                 raise self._adapter_error(case, exc) from None
@@ -145,8 +152,17 @@ class GroupContext:
                 and not self.target.smallest_by_key:
             self.result.unsupported["its contract offers no smallest K"] += 1
             return None
+        offered = self.contract.value_types
+        if offered is not None and not offered.offers(judged.dtype):  # not promised: not asked
+            self.result.unsupported[f"its contract offers no {judged.dtype} ({offered.title or 'its documentation'}: "
+                                    f"\"{offered.quote}\")"] += 1
+            return None
         try:
             reason = self.unsupported(judged)
+        except InternalError as exc:
+            if refusal_is_finding:
+                raise _internal_error(judged, exc) from None
+            reason = f"invalid {judged.dtype} cases: asking whether the runtime runs them fails inside it: {exc}"
         except Rejected as exc:
             if refusal_is_finding:
                 raise Violation("out.valid_accepted",
@@ -201,6 +217,8 @@ class GroupContext:
 
         try:
             return self.raw_run(case, x, meanwhile=meanwhile)
+        except InternalError as exc:
+            raise _internal_error(case, exc) from None
         except Rejected as exc:
             if may_refuse(case):
                 raise RefusedKAtAxisSize(str(exc)) from None
@@ -223,6 +241,9 @@ class GroupContext:
             return False  # explained by what broke already
         if self.unpromised.keys() >= set(BY_NAME[name].rule_ids):
             return True  # nothing it checks is promised: not run, not counted
+        answered = []  # a relation between calls holds only where some call returned a result
+        if BY_NAME[name].relation is not None and args and callable(args[-1]):
+            args = args[:-1] + (_noting_answers(args[-1], answered),)
         start = time.perf_counter()
         try:
             check(*args, **options)
@@ -236,13 +257,31 @@ class GroupContext:
                 if BY_NAME[name].relation is not None and violation.failure_class == failures.WRONG_RESULT:
                     violation = self._on_one_call(violation, check, args, options)
             if all(filed_rule(seen) != filed_rule(violation) for seen in self.found):
-                self.found.append(violation)
                 self.found_after.setdefault(id(violation), len(self.calls))
+                violation.signature = self._signature(violation)
+                self.found.append(violation)
             return False
         finally:
             self.result.timing["checks_s"] += time.perf_counter() - start
+        if BY_NAME[name].relation is not None and not answered:
+            return True  # it compared no result (none applied, or every call was refused): no verdict
         self.held(name)
         return True
+
+    def _signature(self, violation) -> tuple:
+        """What the result of the call that broke `violation` shows (properties.evidence)."""
+        from topkspec.properties.evidence import signature
+
+        if violation.failure_class != failures.WRONG_RESULT:
+            return ()
+        until = self.calls_until(violation)
+        if not until or self.outputs[until - 1] is None:
+            return ()
+        case, x = self.calls[until - 1]
+        try:
+            return signature(case, x, *self.outputs[until - 1])
+        except Exception:  # an output the evidence cannot be read from: the rule alone keys it
+            return ()
 
     def _on_one_call(self, violation, check, args, options):
         """A relation between calls that broke because one of its calls returned a wrong result
@@ -283,15 +322,15 @@ class GroupContext:
 
     def _known_entry(self, violation, dtype, k=None):
         """The known entry declaring the violation: one naming the rule it is filed under, or
-        another rule the same result breaks (an accepted invalid descriptor: the rule it breaks)."""
+        another rule the same result breaks (an accepted invalid descriptor: the rule it breaks);
+        an internal error, also one declaring the refusal it was taken for before."""
         result = self.result
         if result.known is None or violation.failure_class == failures.ADAPTER_ERROR:
             return None
-        for rule in rules_declaring(filed_rule(violation), violation):
-            entry = result.known.match(rule, violation.failure_class, dtype, result.profile, result.version, k)
-            if entry is not None:
-                return entry
-        return None
+        kinds = (violation.failure_class,) + (failures.REJECTS_VALID,) * (violation.failure_class == failures.INTERNAL_ERROR)
+        found = (result.known.match(rule, kind, dtype, result.profile, result.version, k)
+                 for rule in rules_declaring(filed_rule(violation), violation) for kind in kinds)
+        return next((entry for entry in found if entry is not None), None)
 
     def settle(self, case, failure_of) -> None:
         """The example's verdict from its violations (self.found, in order). Each is counted
@@ -309,19 +348,23 @@ class GroupContext:
             if entry is not None:
                 result.known_seen[entry] += 1
                 result.known_by_rule[(rule, entry)] += 1
-                if result.report_known and known is None and not self._kept(violation, case):
+                if result.report_known and known is None and self._kept(violation, case) is None:
                     known = (violation, entry)
             elif result.documents_only and is_reading(rule, result.profile, self.contract):
                 result.readings.setdefault(rule, f"{getattr(case, 'describe', lambda: '?')()}: {violation.message}")
-            elif self._kept(violation, case):
-                result.failed_groups.add(self.group)  # kept once, under the group that found it first
-                # what else the same result broke (a relation, the NaN rule) is named by that report
-                also = result.also.setdefault(failure_key(self.target.name, violation, case), [])
-                also += [r for r in violation.also if r not in also]
-            elif chosen is None:
+            elif chosen is not None:
+                continue  # the example is the chosen failure's: it names this rule as also broken
+            elif self._kept(violation, case):  # kept once, under the group that found it first: what
+                result.failed_groups.add(self.group)  # else the example broke is named by that report
+                also = result.also.setdefault(self._kept(violation, case), [])
+                named = list(violation.also) + [filed_rule(v) for v in self.found if v is not violation
+                                                and v.failure_class == violation.failure_class]
+                also += [r for r in dict.fromkeys(named) if r not in also and r != rule]
+                chosen = (None, None)
+            else:
                 chosen = (violation, None)
         chosen = chosen or known
-        if chosen is None:
+        if chosen is None or chosen[0] is None:
             return
         violation, entry = chosen
         violation = self._naming_the_rest(violation)
@@ -343,8 +386,12 @@ class GroupContext:
         self.found_after[id(named)] = self.calls_until(violation)
         return named
 
-    def _kept(self, violation, case) -> bool:
-        return self.result.has_key(failure_key(self.target.name, violation, case))
+    def _kept(self, violation, case):
+        """The kept failure's key the violation is (a NaN result's, the same one's without NaN), or None."""
+        key = failure_key(self.target.name, violation, case)
+        kind, nan = (violation.signature + (None, None))[:2]
+        twin = key[:3] + ((kind, "no NaN"),) if nan == "NaN" else None
+        return next((k for k in (key, twin) if k is not None and self.result.has_key(k)), None)
     def stopped(self) -> bool:
         return self.fatal[failures.CRASH] >= MAX_CRASH_REPLAYS or self.fatal[failures.HANG] >= MAX_HANG_REPLAYS
 

@@ -248,11 +248,17 @@ def plan_groups(target: Target, profile: str, *, strict_doc: bool = False, max_a
         options["max_axis_size"] = max_axis_size
     if max_elements is not None:
         options["max_total"] = max_elements
+    offered = _offered_types(profile, contract or target.contract)
+    if offered:  # the value types the contract offers: no example of another type is drawn
+        options["dtypes"] = offered
     groups = {"valid": (case_and_input(profile, allow_nan=False, **options), body_of("valid"))}
-    floats = _float_types(profile)
+    floats = [t for t in _float_types(profile) if not offered or t in offered]
+    options.pop("dtypes", None)
     if floats:
         groups["nan"] = (case_and_input(profile, dtypes=floats, allow_nan=True, require_nan=True, **options),
                          body_of("nan"))
+    if offered:
+        options["dtypes"] = offered
     groups["metamorphic"] = (case_and_input(profile, allow_nan=True, **options), body_of("metamorphic"))
     breakable = descriptor_rules_in_force(target, profile, strict_doc=strict_doc, contract=contract)
     if breakable:
@@ -264,6 +270,17 @@ def plan_groups(target: Target, profile: str, *, strict_doc: bool = False, max_a
     groups["deterministic"] = (case_and_input(profile, allow_nan=True, **options), body_of("deterministic"))
     return {name: plan for name, plan in groups.items()
             if not _nothing_to_judge(name, contract or target.contract, profile)}
+
+
+def _offered_types(profile, contract) -> list | None:
+    """The profile's value types the contract offers, or None (it offers every one, or none of
+    the profile's: then every case is set aside as unsupported, and the run says so)."""
+    from topkspec import spec
+
+    if contract is None or contract.value_types is None:
+        return None
+    names = sorted({t for op in spec.ops(profile) for t in spec.value_types(profile, op)})
+    return [t for t in names if contract.value_types.offers(t)] or None
 
 
 def _nothing_to_judge(group: str, contract, profile) -> bool:

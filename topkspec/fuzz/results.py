@@ -19,6 +19,7 @@ from topkspec.spec.kinds import DEFAULT_FAIL_ON, fails_run
 # then by the rule of a property that relates calls (catalogue.RELATION_OF_RULE); any other
 # failure is one call's result.
 _CLASS_RELATIONS = {failures.CRASH: "crash", failures.HANG: "hang", failures.REJECTS_VALID: "accept",
+                    failures.INTERNAL_ERROR: "accept",
                     failures.ACCEPTS_INVALID: "reject", failures.NONDETERMINISTIC: "deterministic",
                     failures.ADAPTER_ERROR: "adapter"}
 # Relations observed on one call, the example's last.
@@ -35,13 +36,27 @@ def filed_rule(violation: Violation) -> str:
 
 
 def failure_key(target: str, violation: Violation, case) -> tuple:
-    """What makes a failure distinct: (target, rule, class), and for a runtime that refuses
-    every valid case of a value type (its probe of the type failed), the type too: each type
-    it lacks is a finding of its own."""
+    """What makes a failure distinct: (target, rule, class); for a refused valid case, its
+    value type too (each type a runtime refuses is a finding of its own, once per type and
+    profile); for a wrong result, what the evidence shows (the violation's signature: wrong
+    values, or the right ones out of order, or only ties out of index order; NaN in the input
+    or not), so that different bugs breaking one rule are each found, shrunk and filed."""
     key = (target, filed_rule(violation), violation.failure_class)
-    if violation.failure_class == failures.REJECTS_VALID and "value type" in (violation.where or {}):
-        key += (violation.where["value type"],)
+    if violation.failure_class == failures.REJECTS_VALID:
+        value_type = (violation.where or {}).get("value type") or _named_type(violation, case)
+        if value_type is not None:
+            key += (value_type,)
+    elif violation.failure_class == failures.WRONG_RESULT and violation.signature:
+        key += (violation.signature,)
     return key
+
+
+def _named_type(violation: Violation, case) -> str | None:
+    """The case's value type when the refusal's own message names it ('unsupported dtype
+    UInt32'): a refusal of the type, one finding per type; None for a refusal of anything else."""
+    dtype = getattr(case, "dtype", None)
+    said = str(violation.actual or "").lower().replace("_", "").replace(" ", "")
+    return dtype if dtype and dtype.replace("_", "") in said else None
 
 
 @dataclass
@@ -272,6 +287,47 @@ def group_failures(result: RunResult) -> None:
         for rule in excused:  # broken by no failure left: those examples broke the tie order only
             if not any(rule in f.violation.rules + f.violation.also for f in result.failures):
                 result.broken_seen.pop(rule, None)
+    for failure in list(result.failures):  # the same wrong result with NaN and without: one bug, NaN aside
+        kind, nan = (failure.violation.signature + (None, None))[:2]
+        twin = next((f for f in result.failures
+                     if nan == "NaN" and f.key == failure.key[:3] + ((kind, "no NaN"),)), None)
+        if twin is not None:
+            _name_also(twin, failure.violation.rules + failure.violation.also)
+            result.failures.remove(failure)
+    bugs = {}
+    for failure in result.failures:
+        bug = bug_of(failure)
+        if bug is not None:
+            bugs.setdefault(bug, []).append(failure)
+    for members in bugs.values():  # one bug shrunk under several rules: filed once
+        head = min(members, key=lambda f: (is_reading(f.rule, result.profile), order.get(f.rule, len(order))))
+        for failure in members:
+            if failure is not head:
+                _name_also(head, failure.violation.rules + failure.violation.also)
+                result.failures.remove(failure)
+
+
+def bug_of(failure):
+    """What the failures of one bug share, read off each one's shrunk evidence
+    (properties.evidence), or None where it says nothing: wrong values (and of which value
+    type: garbage in int8 is not garbage in uint8), the right values out of order, or ties
+    only out of index order, with the input's traits (NaN, subnormals, zeros of both signs).
+    Wrong results of one target that share it are one bug, whichever rule each shrank under."""
+    from topkspec.properties import evidence
+
+    if failure.failure_class != failures.WRONG_RESULT or failure.relation != "result" or failure.x is None:
+        return None
+    output = failure.outputs[-1] if failure.outputs else None
+    if output is None:
+        return None
+    try:
+        kind = evidence.diagnosis(failure.case, failure.x, *output)
+    except Exception:  # an output the evidence cannot be read from
+        return None
+    if kind not in (evidence.VALUES, evidence.ORDER, evidence.TIES):
+        return None
+    return (failure.target, kind, failure.dtype if kind == evidence.VALUES else None,
+            evidence.input_traits(failure.x))
 
 
 def _name_also(failure, rules) -> None:

@@ -100,6 +100,11 @@ def rules_to_show(result) -> list:
 
 def _unsupported_reason(result, rule: str) -> str:
     """Why no example could reach the rule, or '' when examples could have."""
+    from topkspec.properties.catalogue import CATALOGUE
+
+    for prop in CATALOGUE:  # a relation that has nothing to compare at the profile (two operators)
+        if rule == prop.rule_ids[0] and prop.judges_at is not None and not prop.judges_at(result.profile):
+            return f"its property ({prop.name}) judges no case at {result.profile}"
     groups = _RULE_GROUPS.get(rule, ("valid",))
     planned = [g for g in groups if g in result.budgets]
     if not planned:

@@ -11,9 +11,13 @@ REJECTS_VALID = "rejects a valid descriptor"
 ACCEPTS_INVALID = "accepts an invalid one"
 NONDETERMINISTIC = "nondeterministic"
 ADAPTER_ERROR = "adapter error"  # the adapter's own code broke: no verdict on the runtime
+# The library failed inside its own code on a valid case (an AttributeError, IndexError, KeyError
+# from its own frames): no result, and not a refusal either (targets.refusal).
+INTERNAL_ERROR = "internal error"
 UNSUPPORTED = "unsupported"  # a target's declared gap: shown, never a failure
 
-FAILURE_CLASSES = (WRONG_RESULT, CRASH, TIMEOUT, REJECTS_VALID, ACCEPTS_INVALID, NONDETERMINISTIC, ADAPTER_ERROR)
+FAILURE_CLASSES = (WRONG_RESULT, CRASH, TIMEOUT, REJECTS_VALID, INTERNAL_ERROR, ACCEPTS_INVALID, NONDETERMINISTIC,
+                   ADAPTER_ERROR)
 
 
 class Violation(AssertionError):
@@ -28,7 +32,7 @@ class Violation(AssertionError):
     """
 
     def __init__(self, rules, message, *, failure_class=WRONG_RESULT, where=None,
-                 expected=None, actual=None, causes=(), also=(), call=None):
+                 expected=None, actual=None, causes=(), also=(), call=None, signature=()):
         if isinstance(rules, str) or hasattr(rules, "id"):  # one rule: its id or the spec's Rule
             rules = (rules,)
         self.rules = tuple(getattr(rule, "id", rule) for rule in rules)
@@ -43,6 +47,9 @@ class Violation(AssertionError):
         # Rules the same failure breaks too, found beside it (the example's other violations,
         # a relation its result broke, failures of the same bug): named by its report.
         self.also = tuple(also)
+        # What the evidence of the call that broke it shows (properties.evidence.signature): two
+        # failures of one rule with different signatures are different bugs, each filed.
+        self.signature = tuple(signature)
         self.call = None  # '[K=3, axis=1, largest, sorted]': Case.call_text of the call that broke it
         super().__init__(self.text())
         self.at(call)
@@ -64,7 +71,7 @@ class Violation(AssertionError):
         """A copy with `changes` to its fields, as `kind` (default: its own type)."""
         fields = dict(rules=self.rules, message=self.message, failure_class=self.failure_class,
                       where=self.where, expected=self.expected, actual=self.actual, causes=self.causes,
-                      also=self.also, call=self.call)
+                      also=self.also, call=self.call, signature=self.signature)
         return (kind or type(self))(**{**fields, **changes})
 
     def to_dict(self) -> dict:

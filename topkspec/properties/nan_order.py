@@ -14,14 +14,15 @@ from topkspec.spec.nan_order import nan_class, reference_topk_nan
 (NAN_ORDER,) = rules("out.nan.order")
 
 _PLACE = {"largest": "every NaN above every number", "smallest": "every NaN below every number",
-          "totalorder": "+NaN above every number and -NaN below (IEEE 754 totalOrder)"}
+          "totalorder": "+NaN above every number and -NaN below (IEEE 754 totalOrder)",
+          "last": "every NaN after every number, for the largest and the smallest K alike"}
 
 
-def _same_value(a: np.ndarray, b: np.ndarray, order: str) -> np.ndarray:
+def _same_value(a: np.ndarray, b: np.ndarray, order: str, largest: bool = True) -> np.ndarray:
     """Elementwise: the same number bit for bit, or NaNs of the same class under `order`."""
     nan_a, nan_b = nan_mask(a), nan_mask(b)
     numbers = ~nan_a & ~nan_b & (bits(a) == bits(b)) if a.dtype == b.dtype else ~nan_a & ~nan_b & (a == b)
-    return numbers | (nan_a & nan_b & (nan_class(a, order) == nan_class(b, order)))
+    return numbers | (nan_a & nan_b & (nan_class(a, order, largest) == nan_class(b, order, largest)))
 
 
 @names_the_call
@@ -33,7 +34,7 @@ def check_nan_order(case, x, values, indices, *, order: str = "largest", ties: b
                                                    order=order)
     vr, outer = rows(case, np.asarray(values))
     wv, _ = rows(case, want_values)
-    bad = ~_same_value(vr, wv, order)
+    bad = ~_same_value(vr, wv, order, case.largest)
     if ties and indices is not None:
         ir, _ = rows(case, np.asarray(indices).astype(np.int64))
         wi, _ = rows(case, want_indices)
@@ -41,8 +42,8 @@ def check_nan_order(case, x, values, indices, *, order: str = "largest", ties: b
     if not case.sorted:  # any order: compare each sequence's values as a multiset, by class and bits
         bad = np.zeros_like(bad)
         for r in range(vr.shape[0]):
-            got = sorted(zip(nan_class(vr[r], order).tolist(), bits(vr[r]).tolist()))
-            want = sorted(zip(nan_class(wv[r], order).tolist(), bits(wv[r]).tolist()))
+            got = sorted(zip(nan_class(vr[r], order, case.largest).tolist(), bits(vr[r]).tolist()))
+            want = sorted(zip(nan_class(wv[r], order, case.largest).tolist(), bits(wv[r]).tolist()))
             if [c for c, b in got if c] != [c for c, b in want if c] or \
                     sorted(b for c, b in got if not c) != sorted(b for c, b in want if not c):
                 bad[r, 0] = True

@@ -13,7 +13,7 @@ from topkspec.report.kinds import kind_paragraph
 from topkspec.spec.kinds import FEATURE_REQUEST
 from topkspec.report.compare import array_text, compared_outputs, side_by_side
 from topkspec.repro.program import broken_rules, descriptor_of
-from topkspec.report.wording import case_text
+from topkspec.report.wording import case_text, refused_word
 from topkspec.spec.queries import rule_status
 
 
@@ -111,7 +111,7 @@ def expected_and_actual(failure, relation: str, stack, timeout: float, contract=
                 f"- **Actual** ({runtime}): " + (f"a result: {_output(last)}" if last else str(v.actual)), ""]
     if relation == "accept":
         return [f"- **Expected** (the spec): a result; the case is valid at `{case.profile}`",
-                f"- **Actual** ({runtime}): refused: {v.actual}", ""]
+                f"- **Actual** ({runtime}): {refused_word(failure)}: {v.actual}", ""]
     broken = broken_rules(failure) if relation in ("crash", "hang") else []
     if broken:  # a case drawn to break a rule: the spec asks for a clean refusal of it
         what = "no answer" if relation == "hang" else "the process died"
@@ -150,6 +150,9 @@ def summary(failure, relation: str, stack) -> str:
     if relation == "reject":
         returned = f"returned {_output(last)}" if last else "returned a result"
         return f"{given} {returned} instead of an error, though the case breaks the rule below."
+    if relation == "accept" and failure.failure_class == failures.INTERNAL_ERROR:  # the library's bug
+        return f"{given} failed inside its own code instead of answering ({v.actual}), though the case is valid at " \
+               f"`{case.profile}`: an error no refusal is made of, a bug in the library."
     if relation == "accept":
         return f"{given} refused the case ({v.actual}), though it is valid at `{case.profile}`."
     if relation in ("crash", "hang"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from topkspec.report.cite import one_line
 from topkspec.report.compare import array_text, compared_outputs
 from topkspec.report.markdown import message_of
+from topkspec.report.wording import refused_word
 
 LIMIT = 16  # elements shown of each array
 
@@ -22,7 +23,7 @@ def sides(failure) -> tuple[str, str]:
     if relation == "reject":
         return "an error (the case is invalid)", (f"a result: {_pair(last)}" if last else str(v.actual))
     if relation in ("accept", "crash", "hang"):
-        what = {"accept": "refused", "crash": "the process died", "hang": "no answer"}[relation]
+        what = {"accept": refused_word(failure), "crash": "the process died", "hang": "no answer"}[relation]
         return "a result", f"{what}: {v.actual}"
     shown = compared_outputs(failure, relation)
     if shown is not None:

@@ -2,7 +2,7 @@
 ("ONNX Runtime TopK-24 (CPU) accepts K = 0 and returns empty outputs")."""
 from __future__ import annotations
 
-from topkspec.properties import failures
+from topkspec.properties import evidence, failures
 from topkspec.properties.catalogue import WORDS
 
 def case_text(case) -> str:
@@ -63,6 +63,43 @@ def _returned(outputs) -> str:
     return f" and returns values of shape {list(values.shape)}"
 
 
+# Diagnoses a title states only where the evidence supports them (properties.evidence): indices
+# counted from 1 when every index is off by exactly one; ties out of index order when the
+# values are right, in order, and only tied elements are named otherwise.
+_DIAGNOSES = {"out.indices.base": evidence.one_based, "out.ties.index_order": evidence.ties_only,
+              "out.ties.kth_place": evidence.ties_only}
+
+
+def _evidence(failure):
+    """(case, x, values, indices) of the call that failed, or None."""
+    output = failure.outputs[-1] if failure.outputs else None
+    if output is None or failure.x is None:
+        return None
+    return (failure.case, failure.x, *output)
+
+
+def _supported(rule: str, failure) -> bool:
+    """Whether the failure's evidence supports the diagnosis `rule`'s words state."""
+    guard = _DIAGNOSES.get(rule)
+    if guard is None:
+        return True
+    shown = _evidence(failure)
+    try:
+        return shown is not None and guard(*shown)
+    except Exception:  # outputs the evidence cannot be read from: no diagnosis
+        return False
+
+
+def _neutral(failure) -> str:
+    """A title that states no diagnosis: wrong values, or (the values right) wrong indices."""
+    shown = _evidence(failure)
+    try:
+        kind = evidence.diagnosis(*shown) if shown is not None else evidence.VALUES
+    except Exception:
+        kind = evidence.VALUES
+    return "returns wrong values" if kind in (evidence.VALUES, evidence.SHAPE) else "returns wrong indices"
+
+
 def what_happened(failure) -> str:
     """The verb phrase of the title: 'accepts K = 0 and returns empty outputs'."""
     case, kind = failure.case, failure.failure_class
@@ -70,6 +107,8 @@ def what_happened(failure) -> str:
         return _accepted(failure.rule, case) + _returned(failure.outputs)
     if kind == failures.REJECTS_VALID:
         return f"refuses a valid case ({case_text(case)})"
+    if kind == failures.INTERNAL_ERROR:  # not a refusal: the library failed in its own code
+        return f"fails with an internal error on a valid case ({case_text(case)})"
     if kind == failures.CRASH:
         return f"crashes the process{_on_invalid(failure)} ({case_text(case)})"
     if kind == failures.TIMEOUT:
@@ -80,10 +119,17 @@ def what_happened(failure) -> str:
     if kind == failures.NONDETERMINISTIC:
         return f"returns different results for the same input ({case_text(case)})"
     rules = set(failure.violation.rules)
-    phrase = next((text for rule, text in WORDS if rule in rules), f"breaks {failure.rule}")
+    phrase = next((text for rule, text in WORDS if rule in rules and _supported(rule, failure)), None)
+    if phrase is None:
+        phrase = _neutral(failure) if rules & set(_DIAGNOSES) else f"breaks {failure.rule}"
     if "out.nan.unspecified" in rules and "NaN" not in phrase:  # judged with NaN in the input
         phrase += " when the input holds NaN"
     return f"{phrase} ({case_text(case)})"
+
+
+def refused_word(failure) -> str:
+    """What a valid case got instead of a result: refused, or (an internal error) the library failed."""
+    return "failed inside its own code (no refusal)" if failure.failure_class == failures.INTERNAL_ERROR else "refused"
 
 
 def title(stack, failure) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 
 from topkspec.errors import UsageError, read_toml
+from topkspec.spec.offered import Offered, offered_from
 
 POINTS = ("k_zero", "k_above_axis", "axis_out_of_range", "sorted", "smallest", "indices", "ties", "nan",
           "signed_zeros")
@@ -31,7 +32,7 @@ VALUES = {
     "smallest": ("offered", "not_offered"),
     "indices": ("returned", "not_returned"),
     "ties": ("unspecified", "index_order"),
-    "nan": ("unspecified", "largest", "totalorder", "smallest"),
+    "nan": ("unspecified", "largest", "totalorder", "smallest", "last"),
     "signed_zeros": ("unspecified", "tied", "ordered"),
 }
 
@@ -96,6 +97,7 @@ class Contract:
     promises: tuple
     profiles: tuple = ()
     notes: str = field(default="", compare=False)
+    value_types: Offered | None = None  # the types offered, with the text behind it; None: all (spec.offered)
 
     def __post_init__(self):
         if self.implements not in IMPLEMENTS:
@@ -131,12 +133,14 @@ class Contract:
         """JSON-ready: what `topkspec targets --contract NAME --json` prints and a worker sends."""
         return {"name": self.name, "implements": self.implements, "profiles": list(self.profiles),
                 "notes": self.notes, "promises": {p.point: {k: v for k, v in asdict(p).items() if k != "point"}
-                                                  for p in self.promises}}
+                                                  for p in self.promises},
+                **({"value_types": self.value_types.to_dict()} if self.value_types else {})}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Contract":
         promises = tuple(Promise(point=point, **fields) for point, fields in data["promises"].items())
-        return cls(data["name"], data["implements"], promises, tuple(data.get("profiles", ())), data.get("notes", ""))
+        return cls(data["name"], data["implements"], promises, tuple(data.get("profiles", ())), data.get("notes", ""),
+                   offered_from(data.get("value_types")))
 
 
 def _promise(point: str, given, *, url: str, title: str) -> Promise:
@@ -161,10 +165,11 @@ def _promise(point: str, given, *, url: str, title: str) -> Promise:
                    given.get("reason", "" if quote else "declared without a quoted sentence"))
 
 
-def own_contract(name: str, *, url: str, title: str, notes: str = "", **points) -> Contract:
+def own_contract(name: str, *, url: str, title: str, notes: str = "", value_types=None, **points) -> Contract:
     """A framework's contract in a few lines: `url` and `title` name its documentation page,
     and each keyword a point of POINTS: a value ("never"), (value, quote) or a Promise. A point
-    left out is "unspecified"; sorted, smallest and indices have no such value and must be given."""
+    left out is "unspecified"; sorted, smallest and indices have no such value and must be given.
+    `value_types`: (types, quote) or a table, the types it offers (spec.offered)."""
     unknown = set(points) - set(POINTS)
     if unknown:
         raise ContractError(f"unknown contract points {', '.join(sorted(unknown))} "
@@ -174,7 +179,8 @@ def own_contract(name: str, *, url: str, title: str, notes: str = "", **points) 
         raise ContractError(f"contract {name!r} must say {', '.join(needed)} (no default for them)")
     promises = tuple(_promise(p, points.get(p, {"value": "unspecified", "reason": "not declared"}),
                               url=url, title=title) for p in POINTS)
-    return Contract(name, "own", promises, notes=notes)
+    return Contract(name, "own", promises, notes=notes,
+                    value_types=offered_from(value_types, url=url, title=title, error=ContractError))
 
 
 # ---- ONNX and DirectML, from the quotes the spec's rules stand on ------------------------------
@@ -264,6 +270,9 @@ def load_contract(path: str) -> Contract:
         sorted = { value = "never", quote = "The output is in no particular order." }
         smallest = "not_offered"
         indices = "not_returned"
+        [value_types]                 # optional: the types it offers, and the text that lists them
+        types = ["float32", "int64"]
+        quote = "Supported types: float32, int64."
 
     For implements = "onnx" or "dml", `[promises]` may replace single points of that text."""
     data = read_toml(path, ContractError, f"--contract {path}")
@@ -274,7 +283,7 @@ def load_contract(path: str) -> Contract:
 
 
 def contract_from_toml(data: dict, default_name: str = "contract") -> Contract:
-    unknown = set(data) - {"name", "implements", "profiles", "url", "title", "notes", "promises"}
+    unknown = set(data) - {"name", "implements", "profiles", "url", "title", "notes", "promises", "value_types"}
     if unknown:
         raise ContractError(f"unknown keys {', '.join(sorted(unknown))}")
     name = str(data.get("name", default_name))
@@ -285,7 +294,8 @@ def contract_from_toml(data: dict, default_name: str = "contract") -> Contract:
     if implements == "own":
         if "url" not in data or "title" not in data:
             raise ContractError("an own contract needs `url` and `title` (the documentation it quotes)")
-        return own_contract(name, url=data["url"], title=data["title"], notes=data.get("notes", ""), **promises)
+        return own_contract(name, url=data["url"], title=data["title"], notes=data.get("notes", ""),
+                            value_types=data.get("value_types"), **promises)
     if implements == "onnx":
         base = onnx_contract(name, data.get("profiles", ["onnx:24"]))
     elif implements == "dml":
@@ -295,7 +305,9 @@ def contract_from_toml(data: dict, default_name: str = "contract") -> Contract:
     unknown = set(promises) - set(POINTS)
     if unknown:
         raise ContractError(f"unknown contract points {', '.join(sorted(unknown))}")
-    return base.replaced(**promises) if promises else base
+    offered = offered_from(data.get("value_types"), url=data.get("url", ""), title=data.get("title", ""),
+                           error=ContractError)
+    return replace(base.replaced(**promises) if promises else base, value_types=offered)
 
 
 # ---- which rules a contract puts in force ---------------------------------------------------
@@ -367,6 +379,8 @@ NAN_ORDERS = {
     "largest": "every NaN above every number, whatever its sign (numpy's and torch's sort order)",
     "totalorder": "IEEE 754 totalOrder: +NaN above every number, -NaN below every number",
     "smallest": "every NaN below every number, whatever its sign",
+    "last": "every NaN after every number in both directions (below them for the largest K, above them for "
+            "the smallest K; pyarrow's documented order)",
 }
 
 

@@ -105,6 +105,10 @@ class Target:
     #: are not offered, yet those cases still run. False: a contract that offers no smallest K
     #: is never asked for it.
     smallest_by_key: bool = False
+    #: How the runtime's own logging is kept out of a run's output: a callable returning a
+    #: context manager (a `quiet(self)` method, or a targets.quiet.Quieting) that the run enters
+    #: around each call, in the worker where the target runs in one. None: nothing to quiet.
+    quiet = None
 
     @property
     def contract(self):
@@ -299,7 +303,8 @@ class CallableTarget(Target):
     (a signature that does not take x, axis, k, largest) are bugs in the function: they raise
     AdapterError, as does a return value that is not a pair (values, indices) nor, where its
     contract returns no indices, an array of values (or a pair (values, None)). The same
-    errors raised inside a library the function calls are that library refusing the input.
+    errors raised inside a library the function calls are the library's: an internal error
+    (targets.refusal) where the case is valid, a refusal where it is not.
     Integer indices are returned as the case's index type when they fit it exactly.
 
     `contract` (spec.contracts) says what the function promises where it is not DirectML's
@@ -308,13 +313,16 @@ class CallableTarget(Target):
     smallest K is never asked for them, and one that never sorts is judged as a set.
     `version` is the runtime's version as reports name it: a string, or a function returning
     one (called when asked, so it may import the runtime).
+
+    `quiet` (targets.quiet): a callable returning a context manager, such as a `Quieting`, that
+    the run enters around each call to keep the runtime's own logging out of its output.
     """
 
     validates = True  # by raising; it cannot know the profile's tables
     native = True  # it may wrap native code that crashes: `auto` isolation runs it in a worker
 
     def __init__(self, fn: Callable, name: str | None = None, default_profile: str = "dml:5.0",
-                 origin: str | None = None, contract=None, version=None):
+                 origin: str | None = None, contract=None, version=None, quiet=None):
         if not callable(fn):
             raise TypeError(f"CallableTarget needs a callable, got {fn!r}")
         self.fn = fn
@@ -323,6 +331,8 @@ class CallableTarget(Target):
         self.origin = origin  # the import string that named it: how its version and messages show it
         self._contract = contract  # a Contract, or None for DirectML's text (sorted, both directions)
         self._version = version  # the runtime's version: a string, a function returning one, or None
+        if quiet is not None:  # how its runtime is quieted: entered around each call (targets.quiet)
+            self.quiet = quiet
 
     @property
     def contract(self):

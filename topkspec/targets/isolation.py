@@ -28,6 +28,8 @@ from topkspec.errors import TargetCrashed, TargetHung, describe_exit
 from topkspec.targets.history import CallHistory
 from topkspec.targets.wire import SharedBlock, Wire, attach
 from topkspec.targets.base import AdapterError, Rejected, Target, describe_error
+from topkspec.targets.quiet import quieted
+from topkspec.targets.refusal import InternalError, internal_error
 from topkspec.targets.registry import TargetError
 
 DEFAULT_TIMEOUT = 5.0  # seconds per call; a TopK on the suite's small tensors takes milliseconds
@@ -66,7 +68,9 @@ def _worker_main(conn, spec, block_name=None) -> None:
     conn = Wire(conn, memory, half=1)
     try:
         target = _build(spec)
-        conn.send(("ok", _info(target)))
+        with quieted(target):  # the runtime's own logging, as the target says to quiet it
+            info = _info(target)
+        conn.send(("ok", info))
     except Exception as exc:
         conn.send(("error", f"{type(exc).__name__}: {exc}"))
         return
@@ -79,9 +83,12 @@ def _worker_main(conn, spec, block_name=None) -> None:
             target.close()
             return
         try:
-            conn.send(("ok", getattr(target, method)(*args)))
-        except Rejected as exc:
-            conn.send(("rejected", str(exc)))
+            with quieted(target):
+                answer = getattr(target, method)(*args)
+            conn.send(("ok", answer))
+        except Rejected as exc:  # the library failing in its own code is no refusal (targets.refusal)
+            internal = internal_error(target, exc)
+            conn.send(("internal-error", str(internal)) if internal is not None else ("rejected", str(exc)))
         except AdapterError as exc:
             conn.send(("adapter-error", str(exc)))
         except Exception as exc:  # not a refusal (only Rejected is): the adapter broke
@@ -269,6 +276,8 @@ class IsolatedTarget(Target):
     def _payload(status: str, payload):
         if status == "rejected":
             raise Rejected(payload)
+        if status == "internal-error":
+            raise InternalError(payload)
         if status == "adapter-error":
             raise AdapterError(payload)
         return payload
@@ -306,7 +315,7 @@ class IsolatedTarget(Target):
                 self._support_answers[key] = exc  # type would otherwise be asked on every example
         answer = self._support_answers[key]
         if isinstance(answer, Rejected):
-            raise Rejected(str(answer))
+            raise type(answer)(str(answer))  # an InternalError stays one
         return answer
 
     def run(self, case, x):

@@ -136,6 +136,11 @@ def contract_text(contract) -> str:
         lines.append(f"      {promise.title}, {promise.url}" if promise.url else f"      {promise.title}")
         if promise.reason and promise.status != "documented":
             lines.append(f"      our reading: {promise.reason}")
+    offered = contract.value_types
+    if offered is not None:  # the value types it offers: no other is promised
+        lines.append(f"  {'value types:':<22} {', '.join(offered.types)} (documents)")
+        lines.append(f'      "{offered.quote}"')
+        lines.append(f"      {offered.title}, {offered.url}" if offered.url else f"      {offered.title}")
     return "\n".join(lines)
 
 

@@ -7,14 +7,23 @@ the progress lines, the matrix and the summary, so adapters turn them down as th
 runtime: an environment variable the runtime reads is given a quiet default (a value the user
 set stays), a Python logger is raised to ERROR, a one-time native notice goes to /dev/null.
 
+The hook: a target's `quiet` attribute, a callable that returns a context manager (a Target
+method `quiet(self)`, a `Quieting`, or CallableTarget's `quiet=`). The run enters it around each
+call it makes of the target, in the worker process where the target runs in one (`quieted`).
+A `Quieting` says it as data: variables given a quiet default before the runtime loads (the
+first call, or `load()` from the adapter's own loader), Python loggers shown errors only, Python
+warnings ignored and stderr silenced around each call. The built-in adapters declare theirs the
+same way.
+
 `TOPKSPEC_RUNTIME_LOGS=keep` leaves every runtime's logging as the user set it: no variable,
-logger or stream is touched. Worker processes inherit the variable.
+logger or stream is touched, and no hook is entered. Worker processes inherit the variable.
 """
 from __future__ import annotations
 
 import contextlib
 import logging
 import os
+import warnings
 
 RUNTIME_LOGS_ENV = "TOPKSPEC_RUNTIME_LOGS"
 
@@ -87,3 +96,53 @@ def native_notices_silenced():
     """stderr_silenced() around a call whose native notices are noise, unless the user keeps
     runtime logs (then nothing is redirected)."""
     return contextlib.nullcontext() if keep_runtime_logs() else stderr_silenced()
+
+
+class Quieting:
+    """How a runtime is quieted, as data (see the module text): `environment` {variable: quiet
+    value} (`replace`: even over the user's), `loggers` shown errors only, `warnings` (regular
+    expressions of their messages) ignored around each call, and stderr silenced around each
+    call when `stderr`. Calling it gives the context manager the run enters around a call."""
+
+    def __init__(self, *, environment=None, replace: bool = False, loggers=(), warnings=(), stderr: bool = False):
+        self.environment, self.replace = dict(environment or {}), replace
+        self.loggers, self.warnings, self.stderr = tuple(loggers), tuple(warnings), stderr
+        self._loaded = False
+
+    def load(self) -> None:
+        """The variables given their quiet defaults and the loggers raised to errors (an adapter
+        calls it before importing its runtime, and again after where the import resets a logger);
+        the variables once, so a value changed since stays."""
+        if keep_runtime_logs():
+            return
+        if not self._loaded:
+            self._loaded = True
+            quiet_environment(replace=self.replace, **self.environment)
+        for name in self.loggers:
+            quiet_logger(name)
+
+    @contextlib.contextmanager
+    def __call__(self):
+        self.load()
+        with contextlib.ExitStack() as stack:
+            if not keep_runtime_logs():
+                if self.warnings:
+                    stack.enter_context(warnings.catch_warnings())
+                    for message in self.warnings:
+                        warnings.filterwarnings("ignore", message=message)
+                if self.stderr:
+                    stack.enter_context(stderr_silenced())
+            yield
+
+    def __repr__(self) -> str:
+        return (f"Quieting(environment={self.environment!r}, loggers={self.loggers!r}, "
+                f"warnings={self.warnings!r}, stderr={self.stderr!r})")
+
+
+def quieted(target):
+    """The context a call of `target` runs in: its `quiet` hook's, or none (a target without
+    one, a target in a worker process, whose worker enters it, or runtime logs kept)."""
+    hook = getattr(target, "quiet", None)
+    if hook is None or not callable(hook) or keep_runtime_logs():
+        return contextlib.nullcontext()
+    return hook()

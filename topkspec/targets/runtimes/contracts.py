@@ -18,10 +18,12 @@ _IMPLIED_AXIS = "A dimension the input does not have is no dimension to select a
 _SILENT = "The page does not say."
 
 
-def _framework(name: str, url: str, title: str, **points) -> "Contract":  # noqa: F821
+def _framework(name: str, url: str, title: str, value_types=None, **points) -> "Contract":  # noqa: F821
     """A framework's contract: each point (value, quote) documented, (value, quote, reason) our
-    reading, or value alone: unspecified (or implied), with no sentence to quote."""
+    reading, or value alone: unspecified (or implied), with no sentence to quote; `value_types`
+    (types, quote): the value types the page offers (spec.offered), None for every type."""
     from topkspec.spec.contracts import Contract, POINTS
+    from topkspec.spec.offered import offered_from
 
     promises = []
     for point in POINTS:
@@ -29,7 +31,7 @@ def _framework(name: str, url: str, title: str, **points) -> "Contract":  # noqa
         value, quote, reason = (given + ("", ""))[:3] if isinstance(given, tuple) else (given, "", _SILENT)
         status = INTERPRETATION if reason else "documented"
         promises.append(Promise(point, value, quote, url, title, status, reason))
-    return Contract(name, "own", tuple(promises))
+    return Contract(name, "own", tuple(promises), value_types=offered_from(value_types, url=url, title=title))
 
 
 TORCH = _framework(

@@ -40,7 +40,7 @@ import numpy as np
 
 from topkspec.spec import dtypes
 from topkspec.targets.base import AdapterError, Rejected, Target, describe_error, selects_largest
-from topkspec.targets.quiet import native_notices_silenced, quiet_environment, quiet_logger, stderr_silenced
+from topkspec.targets.quiet import Quieting, native_notices_silenced, stderr_silenced
 from topkspec.repro.writers import ReproWriter, RuntimeStack, operator_label, register_repro_writer, versions
 from topkspec.targets.runtimes import contracts as runtime_contracts
 
@@ -51,10 +51,12 @@ _TF_TYPES = ("float32", "float16", "bfloat16", "float64", "int8", "int16", "int3
              "uint8", "uint16", "uint32", "uint64")
 
 
+# TensorFlow's logging is informational here (topkspec.targets.quiet).
+QUIET = Quieting(environment={"TF_CPP_MIN_LOG_LEVEL": "3"}, loggers=("tensorflow",))
+
+
 def _quiet() -> None:
-    """TensorFlow's logging is informational here (see topkspec.targets.quiet)."""
-    quiet_environment(TF_CPP_MIN_LOG_LEVEL="3")
-    quiet_logger("tensorflow")
+    QUIET.load()
 
 
 def _summary(exc: BaseException, limit: int = 400) -> str:
@@ -194,6 +196,7 @@ class LiteRtTarget(Target):
     validates = True  # TOPK_V2 refuses K above the last dimension (K <= 0 gives empty outputs);
     # it has no axis: an axis outside the rank is a case no call can carry (supports)
     support_fields = ("dtype", "rank", "axis", "k")
+    quiet = QUIET
 
     def __init__(self, warm: bool | None = None):
         self._models: dict = {}  # (dtype, rank) -> _Model, or the Rejected the converter raised

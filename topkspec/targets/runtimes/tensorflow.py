@@ -28,21 +28,24 @@ import numpy as np
 from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, selects_largest
 from topkspec.targets.order_key import LargestOnlyTarget, key_source
-from topkspec.targets.quiet import quiet_environment, quiet_logger
+from topkspec.targets.quiet import Quieting
 from topkspec.repro.writers import ReproWriter, RuntimeStack, register_repro_writer, versions
 from topkspec.targets.runtimes import contracts as runtime_contracts
 
 DISTRIBUTIONS = ("tensorflow-cpu", "tensorflow", "tensorflow-intel", "tf-nightly-cpu", "tf-nightly")
 
 
+# How TensorFlow is quieted (topkspec.targets.quiet): its C++ INFO lines, and the warning its
+# tracing counter gives when a campaign traces one function per signature, are noise in a run.
+QUIET = Quieting(environment={"TF_CPP_MIN_LOG_LEVEL": "2"}, loggers=("tensorflow",))
+
+
 def _tf():
-    """tensorflow, imported on first use, quiet (topkspec.targets.quiet): its C++ INFO lines,
-    and the warning its tracing counter gives when a campaign traces one function per
-    signature, are noise in a run."""
-    quiet_environment(TF_CPP_MIN_LOG_LEVEL="2")
+    """tensorflow, imported on first use, quiet (QUIET)."""
+    QUIET.load()
     import tensorflow as tf
 
-    quiet_logger("tensorflow")
+    QUIET.load()  # its logger again, as the import left it
     return tf
 
 
@@ -70,6 +73,7 @@ class TensorFlowTarget(LargestOnlyTarget):
     native = True
     validates = True  # refuses K above the axis size and an axis out of range (accepts K=0)
     validates_tables = ()
+    quiet = QUIET
 
     def __init__(self):
         super().__init__()

@@ -45,7 +45,7 @@ import numpy as np
 from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target
 from topkspec.targets.onnx_builder import OnnxTopK, build_topk_model, newest_opset_profile, onnx_form
-from topkspec.targets.quiet import native_notices_silenced, quiet_environment
+from topkspec.targets.quiet import Quieting, native_notices_silenced
 from topkspec.repro.writers import ReproWriter, RuntimeStack, operator_label, register_repro_writer, versions
 from topkspec.targets.runtimes import contracts as runtime_contracts
 
@@ -65,11 +65,15 @@ def error_text(exc: BaseException) -> str:
     return " | ".join(lines) or type(exc).__name__
 
 
+# How tract is quieted (topkspec.targets.quiet): no backtrace in its error messages.
+QUIET = Quieting(environment={"RUST_BACKTRACE": "0"}, replace=True)
+
+
 def _tract():
     """tract, imported quiet (topkspec.targets.quiet): no backtrace in its error messages
     (RUST_BACKTRACE); its calls run with stderr silenced, so a panic's report (pages of
     backtrace) stays out of a run's output, where the worker's exit status reports the abort."""
-    quiet_environment(RUST_BACKTRACE="0", replace=True)
+    QUIET.load()
     import tract
 
     return tract
@@ -80,6 +84,7 @@ class TractTarget(Target):
     name = "tract"
     index_dtype = "int64"  # ONNX TopK's I, what tract returns
     native = True  # a panic inside tract aborts the process
+    quiet = QUIET
     # ONNX's contract refuses K and axes out of range (see the module's text); tract breaks it,
     # as its known list says
     validates = True

@@ -1,0 +1,23 @@
+"""What a call of the target answered, as a group's checks read it: a relation that compared
+no result has no verdict, and a library failing inside its own code is a failure of its own."""
+from __future__ import annotations
+
+from topkspec.properties import failures
+from topkspec.properties.failures import Violation
+
+
+def noting_answers(run, answered: list):
+    """`run` that notes in `answered` each call that returned (a relation judged a result)."""
+    def noted(case, x):
+        out = run(case, x)
+        answered.append(True)
+        return out
+    return noted
+
+
+def internal_error_violation(case, exc) -> Violation:
+    """A valid case the library failed on inside its own code (targets.refusal): no result, and
+    no refusal either."""
+    return Violation("out.valid_accepted", f"{case.dtype}{list(case.shape)} is valid, but the library failed inside "
+                     f"its own code instead of answering: {exc}", failure_class=failures.INTERNAL_ERROR,
+                     expected="a result (or a refusal the runtime documents)", actual=str(exc), call=case)
