@@ -54,7 +54,7 @@ def test_a_crash_and_a_hang_are_crashes_and_an_adapter_error_has_no_kind():
 
 
 def test_an_internal_error_of_a_living_process_is_judged_by_the_contract_not_a_crash():
-    internal = class_failure("fails with an internal error")  # a library's own exception: no process died
+    internal = class_failure(failures.INTERNAL_ERROR)  # a library's own exception: no process died
     assert classify(internal, ONNX).id == kinds.STANDARD, classify(internal, ONNX)
     assert classify(internal, TORCH).id == kinds.OWN_DOCUMENTATION, classify(internal, TORCH)
 
