@@ -163,14 +163,15 @@ def test_the_ci_profile_is_a_budget_per_run_as_in_the_command_line(pytester, tmp
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--pyargs", "topkspec.suite",
                                            "--hypothesis-profile", "ci", "--topk-target", "reference",
                                            f"--junitxml={junit}")
-    result.assert_outcomes(passed=5)
+    result.assert_outcomes(passed=6)
     budgets = {}
     for case in ElementTree.parse(junit).iter("testcase"):
         group = case.get("name").split("[")[1].rstrip("]")
         props = {p.get("name"): int(p.get("value")) for p in case.iter("property")}
         budgets[group] = props["topkspec_budget"]
         assert props["topkspec_examples"] >= props["topkspec_budget"], f"{group}: {props}"
-    expected = split_budget(SETTINGS["ci"]["max_examples"], ["valid", "nan", "metamorphic", "invalid", "deterministic"])
+    expected = split_budget(SETTINGS["ci"]["max_examples"], ["valid", "nan", "metamorphic", "invalid", "deterministic",
+                                                             "self"])
     assert budgets == expected, f"per-group budgets: expected {expected}, got {budgets}"
     assert sum(budgets.values()) == 200, f"a ci run is 200 examples, got {sum(budgets.values())}"
 

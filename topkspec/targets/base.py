@@ -105,6 +105,11 @@ class Target:
     #: are not offered, yet those cases still run. False: a contract that offers no smallest K
     #: is never asked for it.
     smallest_by_key: bool = False
+    #: The ways the adapter can pass K to the runtime, its own way first: "input" (given at run
+    #: time, a graph input) and "constant" (compiled into the model, an initializer). A call
+    #: asks for another by `case.k_form`; with two, the property self_k_input compares them.
+    #: Empty: the adapter has one way and `case.k_form` is never set.
+    k_forms: tuple = ()
 
     @property
     def contract(self):
