@@ -99,8 +99,8 @@ def _metamorphic_body(group: str, *, share_calls: bool):
             options = {}
             if prop.self_consistency:
                 from topkspec.properties import self_consistency
-                if not self_consistency.judges(prop, x, ctx.unpromised):
-                    continue  # the existing rules decide this input (self_consistency.SETTLED_BY)
+                if not self_consistency.judges(prop, x, ctx.unpromised, ctx.target):
+                    continue  # the existing rules decide this input, or K goes one way only
                 options = self_consistency.options(prop, ctx.contract, ctx.unpromised, ctx.target)
             if check is check_prefix and judged.family == "dml" and ctx.strict_doc:
                 options["max_k"] = judged.axis_size - 1  # the literal text: K below the axis size

@@ -54,10 +54,12 @@ def open_data(x) -> bool:
     return has_nan(x) or has_subnormal(x)
 
 
-def judges(prop, x, unpromised) -> bool:
-    """Whether self property `prop` judges input `x` for a contract leaving `unpromised` open."""
-    settled_by = SETTLED_BY.get(prop.name)
-    return settled_by is None or settled_by in unpromised or open_data(x)
+def judges(prop, x, unpromised, target=None) -> bool:
+    """Whether self property `prop` judges input `x` of `target` for a contract leaving
+    `unpromised` open (self_k_input: only a target that passes K two ways)."""
+    if prop.name not in SETTLED_BY:
+        return len(getattr(target, "k_forms", ()) or ()) >= 2
+    return SETTLED_BY[prop.name] in unpromised or open_data(x)
 
 
 def options(prop, contract, unpromised, target) -> dict:
