@@ -419,3 +419,18 @@ def nan_last_for_constant_k(case, x):
 
 
 nan_last_for_constant_k.takes_case = True
+
+
+def nan_last_for_constant_k_target():
+    """A Target whose adapter passes K two ways (Target.k_forms) and which puts NaN last only
+    with K compiled in: name it as `tests/planted_bugs.py:nan_last_for_constant_k_target`."""
+    from topkspec.targets.base import Target
+
+    class NanLastForConstantK(Target):
+        name = "nan_last_for_constant_k"
+        default_profile = "onnx:11"
+        k_forms = ("input", "constant")
+
+        def run(self, case, x):
+            return nan_last_for_constant_k(case, x)
+    return NanLastForConstantK()
