@@ -434,3 +434,11 @@ def nan_last_for_constant_k_target():
         def run(self, case, x):
             return nan_last_for_constant_k(case, x)
     return NanLastForConstantK()
+
+
+def ties_reversed_in_batch(x, *, axis, k, largest=True):
+    """Contradicts itself where ties are open: tied values in descending index order when the
+    input holds more than one sequence, in ascending index order for one sequence alone."""
+    if np.size(x) // max(1, np.shape(x)[axis]) == 1:
+        return CORRECT(x, axis=axis, k=k, largest=largest)
+    return _per_row(x, axis, k, lambda rows, kk: _ties_reversed(rows, kk, largest))
