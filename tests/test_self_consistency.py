@@ -89,3 +89,25 @@ def test_a_planted_contradiction_per_relation_is_caught_by_a_run():
         result = run_fuzz(RunConfig(target=_ties_open(fn), profile="dml:5.0", max_examples=200, seed=0,
                                     isolate=False, groups=("self",), confirm=False))
         assert rule in [f.rule for f in result.failures], f"{fn.__name__}: {[f.rule for f in result.failures]}"
+
+
+def test_the_docs_list_the_groups_and_rules_there_are():
+    """docs/fuzzing.md lists every group a run of a computing target plans, self included, and
+    names each self-consistency rule; docs/spec.md names each rule too."""
+    import re
+
+    from topkspec.fuzz.groups import plan_groups
+    from topkspec.spec import RULES
+    from topkspec.targets.registry import get_target
+
+    fuzzing = (ROOT / "docs" / "fuzzing.md").read_text()
+    section = fuzzing.split("## Property groups", 1)[1].split("\n## ", 1)[0]
+    listed = re.findall(r"^- \*\*(\w+)\*\*", section, flags=re.M)
+    planned = list(plan_groups(get_target("reference"), "onnx:24"))
+    assert sorted(listed) == sorted(g for g in planned), f"docs list {listed}, a run plans {planned}"
+    words = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven"}
+    assert f"A run is {words[len(planned)]} property groups" in section, section[:200]
+    spec_page = (ROOT / "docs" / "spec.md").read_text()
+    for rule in SELF_RULES:
+        assert rule in RULES, f"{rule} is no rule"
+        assert f"`{rule}`" in section and f"`{rule}`" in spec_page, f"{rule} is not named in the docs"
