@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 from hypothesis import seed as hypothesis_seed
 
 # Groups whose examples are (case, x), and whether their inputs may hold NaN.
-COVERAGE_GROUPS = {"valid": False, "nan": True, "metamorphic": True, "deterministic": True, "self": True}
+COVERAGE_GROUPS = {"valid": False, "nan": True, "metamorphic": True, "deterministic": True}
 
 
 def _floor_once(max_examples: int, seed: int) -> tuple[int, float]:

@@ -102,6 +102,8 @@ def _metamorphic_body(group: str, *, share_calls: bool):
                 if not self_consistency.judges(prop, x, ctx.unpromised, ctx.target):
                     continue  # the existing rules decide this input, or K goes one way only
                 options = self_consistency.options(prop, ctx.contract, ctx.unpromised, ctx.target)
+                if prop.name == "self_prefix" and judged.family == "dml" and ctx.strict_doc:
+                    options["max_k"] = judged.axis_size - 1  # the literal text: K below the axis size
             if check is check_prefix and judged.family == "dml" and ctx.strict_doc:
                 options["max_k"] = judged.axis_size - 1  # the literal text: K below the axis size
             calls = len(ctx.calls)

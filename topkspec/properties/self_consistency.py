@@ -225,18 +225,19 @@ def _batch_sides(first, second, case0, case1):
 # -- top-(K-1) against top-K ---------------------------------------------------------------------
 
 @names_the_call
-def check_self_prefix(case, x, run, *, settled=True, nan_order="unspecified"):
+def check_self_prefix(case, x, run, *, settled=True, nan_order="unspecified", max_k=None):
     """self.prefix: with sorted output, the answer for K-1 has the values of the first K-1
     places of the answer for K (the drawn K and K-1, or K = 1 and K = 2). Where ties are open
     a tied value may come from another place of the input in each call, so the indices are not
     compared and the values are compared as ties: numbers by value (-0.0 equals 0.0), NaN by
     its sign. A runtime whose choice for NaN does not depend on K passes; one that puts NaN
-    first for K and last for K-1 does not."""
+    first for K and last for K-1 does not. `max_k`: the largest K allowed (the literal DirectML
+    text: below the axis size), default the axis size."""
     if not case.sorted or (settled and not open_data(x)):
         return
     if case.k >= 2:
         big_case, small_case = case, case.with_(k=case.k - 1)
-    elif case.axis_size >= 2:
+    elif min(case.axis_size, case.axis_size if max_k is None else max_k) >= 2:
         small_case, big_case = case, case.with_(k=2)
     else:
         return
