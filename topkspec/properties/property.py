@@ -2,7 +2,7 @@
 the words of a report's title and, for a relation between calls, how a report replays it.
 
 A new property is one `Property` in the module of its kind (result.py, metamorphic.py,
-acceptance.py), added to that module's PROPERTIES, plus its planted-bug tests
+self_consistency.py, acceptance.py), added to that module's PROPERTIES, plus its planted-bug tests
 (tests/test_properties_planted.py, and tests/test_properties_only.py for a bug it alone
 catches). The engine, the verdicts and the reports read everything
 else from the catalogue (catalogue.py).
