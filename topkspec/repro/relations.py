@@ -116,7 +116,7 @@ REPLAYS.update({
         pair="expected = [np.take(a, np.arange(SMALL), axis=AXIS % X.ndim) for a in topk(X, BIG, AXIS)]\n"
              "actual = topk(X, SMALL, AXIS)",
         check=SELF_CHECK,
-        differs="the values for K={K2} are not the first ones for K={K}",
+        differs="the values for K={SMALL} are not the first ones for K={BIG}",
         agrees="the values for K-1 are the first K-1 for K"),
     "self_axis": Replay(
         data=_moved, check=SELF_CHECK,
