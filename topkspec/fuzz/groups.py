@@ -270,9 +270,20 @@ def plan_groups(target: Target, profile: str, *, strict_doc: bool = False, max_a
         return {"accepts": accepts_group(target, profile, strict_doc), **{g: groups[g] for g in ("invalid",)
                                                                            if g in groups}}
     groups["deterministic"] = (case_and_input(profile, allow_nan=True, **options), body_of("deterministic"))
-    groups["self"] = (_open_inputs(profile, floats, options), body_of("self"))
+    if _self_judges(target, floats, contract or target.contract):
+        groups["self"] = (_open_inputs(profile, floats, options), body_of("self"))
     return {name: plan for name, plan in groups.items()
             if not _nothing_to_judge(name, contract or target.contract, profile)}
+
+
+def _self_judges(target, floats, contract) -> bool:
+    """Whether the self group can judge anything: input where the answer is open (a float
+    type: NaN, subnormals), a relation the contract leaves open, or K passed two ways."""
+    from topkspec.properties.self_consistency import SETTLED_BY
+    from topkspec.spec.contracts import unpromised_rules
+
+    return bool(floats) or bool(set(SETTLED_BY.values()) & unpromised_rules(contract).keys()) \
+        or len(getattr(target, "k_forms", ()) or ()) >= 2
 
 
 def _open_inputs(profile, floats, options):
