@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 
+from topkspec.spec.nan_order import reference_topk_nan
 from topkspec.spec.reference import reference_topk
 
 
@@ -373,3 +374,85 @@ def slow_when_k_above_1(x, *, axis, k, largest=True):
 def refuses_everything(x, *, axis, k, largest=True):
     """Refuses every input."""
     raise ValueError("this implementation refuses every input")
+
+
+# -- where the contract leaves NaN and ties open: consistent choices, and contradictions ---------
+
+def _nan_moved(x, axis, k, largest, front):
+    """The answer with NaN ordered before every number (`front`) or after every number, in
+    the direction asked: a choice the NaN rule allows, made the same way each time it is made."""
+    if np.asarray(x).dtype.kind != "f":
+        return CORRECT(x, axis=axis, k=k, largest=largest)
+    return reference_topk_nan(x, axis=axis, k=k, largest=largest, order="largest" if front == largest else "smallest")
+
+
+def nan_first(x, *, axis, k, largest=True):
+    """Consistent: NaN first in every answer (no document fixes where NaN goes)."""
+    return _nan_moved(x, axis, k, largest, front=True)
+
+
+def nan_last(x, *, axis, k, largest=True):
+    """Consistent: NaN last in every answer (taken only when the numbers run out)."""
+    return _nan_moved(x, axis, k, largest, front=False)
+
+
+def ties_by_descending_index(x, *, axis, k, largest=True):
+    """Consistent: tied values taken from the highest index down, every time (a runtime whose
+    ties are unspecified may do so)."""
+    return _per_row(x, axis, k, lambda rows, kk: _ties_reversed(rows, kk, largest))
+
+
+def nan_first_alone_last_in_batch(x, *, axis, k, largest=True):
+    """Contradicts itself: NaN first for a single sequence, last when the input holds more."""
+    sequences = np.size(x) // max(1, np.shape(x)[axis])
+    return _nan_moved(x, axis, k, largest, front=sequences == 1)
+
+
+def nan_first_for_even_k(x, *, axis, k, largest=True):
+    """Contradicts itself: NaN first for an even K, last for an odd one (each answer alone keeps
+    the NaN rule, so only top-(K-1) against top-K shows it)."""
+    return _nan_moved(x, axis, k, largest, front=k % 2 == 0)
+
+
+def nan_first_on_last_axis(x, *, axis, k, largest=True):
+    """Contradicts itself: NaN first when the axis is the last dimension, last otherwise (a
+    strided path that orders NaN its own way)."""
+    return _nan_moved(x, axis, k, largest, front=axis == np.ndim(x) - 1)
+
+
+def nan_side_alternating(x, *, axis, k, largest=True):
+    """Contradicts itself: NaN first on one call, last on the next (it shares _calls with
+    alternating_ties)."""
+    return _nan_moved(x, axis, k, largest, front=next(_calls) % 2 == 0)
+
+
+def nan_last_for_constant_k(case, x):
+    """A run(case, x) that contradicts itself: NaN first with K given as an input, last with K
+    compiled in as a constant (Case.k_form)."""
+    return _nan_moved(x, case.norm_axis, case.k, case.largest, front=case.k_form != "constant")
+
+
+nan_last_for_constant_k.takes_case = True
+
+
+def nan_last_for_constant_k_target():
+    """A Target whose adapter passes K two ways (Target.k_forms) and which puts NaN last only
+    with K compiled in: name it as `tests/planted_bugs.py:nan_last_for_constant_k_target`."""
+    from topkspec.targets.base import Target
+
+    class NanLastForConstantK(Target):
+        name = "nan_last_for_constant_k"
+        default_profile = "onnx:11"
+        k_forms = ("input", "constant")
+
+        def run(self, case, x):
+            return nan_last_for_constant_k(case, x)
+    return NanLastForConstantK()
+
+
+def ties_reversed_in_batch(x, *, axis, k, largest=True):
+    """Contradicts itself where ties are open: tied values in descending index order when the
+    input holds more than one sequence, in ascending index order for one sequence alone."""
+    if np.size(x) // max(1, np.shape(x)[axis]) == 1:
+        return CORRECT(x, axis=axis, k=k, largest=largest)
+    return _per_row(x, axis, k, lambda rows, kk: _ties_reversed(rows, kk, largest))

@@ -63,6 +63,11 @@ def test_the_call_is_the_case_s_in_its_operator_s_words():
     assert dml.call_text() == "[TOP_K1, K=3, axis=1, DECREASING]"
     assert dml.with_(largest=False).call_text() == "[TOP_K1, K=3, axis=1, INCREASING]"
     assert dml.with_(op="TOP_K").call_text() == "[TOP_K, K=3, axis=1]"  # DML_TOP_K has no direction
+    # a call that asks for K passed one way of two (self.k_input) says which, and keeps it in its JSON
+    constant = onnx.with_k_form("constant")
+    assert constant.call_text() == "[K=3, axis=1, largest, sorted, K as a constant]", constant.call_text()
+    assert Case.from_dict(constant.to_dict()) == constant and constant.to_dict()["k_form"] == "constant"
+    assert "k_form" not in onnx.to_dict() and constant.with_k_form(None) == onnx
 
 
 def test_a_check_inside_another_keeps_the_call_it_named():

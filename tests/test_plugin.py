@@ -27,7 +27,7 @@ def run_suite(pytester, *args, profile="tiny"):
 def test_the_suite_passes_on_the_reference_and_leaves_no_empty_report_folder(pytester, tmp_path):
     reports = tmp_path / "new" / "reports"
     result = run_suite(pytester, "--topk-target", "reference", "--topk-report-dir", str(reports))
-    result.assert_outcomes(passed=5)
+    result.assert_outcomes(passed=6)
     # Made to check it can be written, and taken away again: nothing failed, nothing to keep.
     assert not (tmp_path / "new").exists(), f"left behind: {sorted(map(str, (tmp_path / 'new').rglob('*')))}"
 
@@ -59,7 +59,7 @@ def test_a_failure_without_a_report_folder_says_how_to_get_one(pytester):
 
 def test_statistics_show_the_suites_coverage_events(pytester):
     result = run_suite(pytester, "--topk-target", "reference", "--hypothesis-show-statistics")
-    result.assert_outcomes(passed=5)
+    result.assert_outcomes(passed=6)
     text = result.stdout.str()
     for event in ("dtype=", "rank=", "K position=", "direction=", "array="):
         assert event in text, f"--hypothesis-show-statistics lacks the {event!r} events:\n{text[-3000:]}"
@@ -130,9 +130,9 @@ def test_strict_doc_option_applies_the_literal_k_bound(pytester):
     # whatever the seed (15, at the tiny profile, drew it or not as source edits moved the
     # derandomized seed).
     args = ("--topk-target", f"{PLANTED}:CORRECT", "--topk-spec", "dml:5.0")
-    run_suite(pytester, *args, profile="wide").assert_outcomes(passed=5)
+    run_suite(pytester, *args, profile="wide").assert_outcomes(passed=6)
     strict = run_suite(pytester, *args, "--topk-strict-doc", profile="wide")
-    strict.assert_outcomes(passed=4, failed=1)
+    strict.assert_outcomes(passed=5, failed=1)
     strict.stdout.fnmatch_lines(["*dml.k.max_strict*"])
 
 
@@ -141,16 +141,16 @@ def test_long_axes_reach_the_suite(pytester):
     that only long axes show is found."""
     bug = os.path.join(REPO, "tests", "plugins", "long_axis_bug.py")
     args = ("--topk-target", f"{bug}:reversed_above_8192", "-k", "test_valid")
-    run_suite(pytester, *args, profile="wide").assert_outcomes(passed=1, deselected=4)
+    run_suite(pytester, *args, profile="wide").assert_outcomes(passed=1, deselected=5)
     long = run_suite(pytester, *args, "--topk-max-axis-size", str(1 << 17), profile="wide")
-    long.assert_outcomes(failed=1, deselected=4)
+    long.assert_outcomes(failed=1, deselected=5)
     long.stdout.fnmatch_lines(["*out.order*"])
 
 
 def test_a_group_that_judged_nothing_fails(pytester):
     broken = os.path.join(REPO, "tests", "plugins", "broken_adapters.py")
     result = run_suite(pytester, "--topk-target", f"{broken}:NothingSupported")
-    result.assert_outcomes(failed=5)
+    result.assert_outcomes(failed=6)
     result.stdout.fnmatch_lines(["*judged too little: 0 of its*this target supports nothing*"])
 
 
@@ -163,14 +163,15 @@ def test_the_ci_profile_is_a_budget_per_run_as_in_the_command_line(pytester, tmp
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--pyargs", "topkspec.suite",
                                            "--hypothesis-profile", "ci", "--topk-target", "reference",
                                            f"--junitxml={junit}")
-    result.assert_outcomes(passed=5)
+    result.assert_outcomes(passed=6)
     budgets = {}
     for case in ElementTree.parse(junit).iter("testcase"):
         group = case.get("name").split("[")[1].rstrip("]")
         props = {p.get("name"): int(p.get("value")) for p in case.iter("property")}
         budgets[group] = props["topkspec_budget"]
         assert props["topkspec_examples"] >= props["topkspec_budget"], f"{group}: {props}"
-    expected = split_budget(SETTINGS["ci"]["max_examples"], ["valid", "nan", "metamorphic", "invalid", "deterministic"])
+    expected = split_budget(SETTINGS["ci"]["max_examples"], ["valid", "nan", "metamorphic", "invalid", "deterministic",
+                                                             "self"])
     assert budgets == expected, f"per-group budgets: expected {expected}, got {budgets}"
     assert sum(budgets.values()) == 200, f"a ci run is 200 examples, got {sum(budgets.values())}"
 
@@ -196,7 +197,7 @@ def test_a_known_deviation_passes_in_the_plugin_and_is_named(pytester, tmp_path)
                      '[[known]]\nrule = "out.nan.unspecified"\nreason = "planted: direction ignored"\n')
     result = run_suite(pytester, "--topk-target", f"{PLANTED}:ignores_direction", f"--topk-known={known}",
                        "-k", "valid and not invalid")
-    result.assert_outcomes(passed=1, deselected=4)
+    result.assert_outcomes(passed=1, deselected=5)
     result.stdout.fnmatch_lines(["out.values.select*known (*): planted: direction ignored*"])
 
 

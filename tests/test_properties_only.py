@@ -9,6 +9,7 @@ rule's failure, as the campaign does, not its own.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import sys
 from dataclasses import dataclass
@@ -20,7 +21,9 @@ from hypothesis import find, given, settings, strategies as st
 
 sys.path.insert(0, str(Path(__file__).parent))
 import planted_bugs as bugs  # noqa: E402
-from test_properties_planted import FIND_SETTINGS, _ci, _raises, _topk_path_bug, _unsorted, direct_run  # noqa: E402
+from test_properties_planted import (  # noqa: E402
+    FIND_SETTINGS, _ci, _nan, _raises, _topk_path_bug, _unsorted, direct_run,
+)
 
 from topkspec import spec  # noqa: E402
 from topkspec.properties import CATALOGUE, check_nan_policy_free, check_rejects_invalid  # noqa: E402
@@ -94,6 +97,9 @@ ONLY = [
     Only("nan_order", "nan_placed_last", _ci(dtypes=["float32"], allow_nan=True, require_nan=True)),
     Only("accepts_valid", "raises_on_nan", _ci(dtypes=["float32"], allow_nan=True)),
     Only("accepts_valid", "rejects_k_equal_n", _ci("onnx:24")),
+    Only("self_batch", "nan_first_alone_last_in_batch", _nan("dml:5.0")),
+    Only("self_prefix", "nan_first_for_even_k", _nan()),
+    Only("self_axis", "nan_first_on_last_axis", _nan()),
 ]
 
 # Why a property has no bug of its own, each made good by a test below.
@@ -119,6 +125,13 @@ NO_BUG_OF_ITS_OWN = {
                          "rules too, but only our readings (out.ties.kth_place, out.exact); under "
                          "--documents-only it is the one documented rule broken "
                          "(test_topk_equals_topk1_is_the_documented_rule_a_path_bug_breaks)",
+    "self_k_input": "judged only for a target whose adapter passes K two ways (Target.k_forms), which a "
+                    "plain function cannot: of the self-consistency relations it alone fires on a runtime "
+                    "that puts NaN last only with K compiled in (test_only_k_input_sees_the_k_form)",
+    "self_repeat": "a relation, as deterministic: a bug that answers a repeated call two ways answers the "
+                   "other relations' calls two ways too, so it breaks them as well; only it repeats a call "
+                   "with NaN or open ties, so only it catches such a bug from an example whose other calls "
+                   "agree, and classes it as nondeterministic (test_only_repeat_sees_an_answer_that_alternates)",
 }
 
 
@@ -189,22 +202,16 @@ def test_the_residual_checks_add_nothing(drawn, data):
         assert fired - RESIDUAL, f"only {fired} fired on {case.describe()}: the residual check saw a gap"
 
 
-def nan_first_for_even_k(x, *, axis, k, largest=True):
-    """Places NaN first for an even K and last for an odd K: each result keeps the NaN rule."""
-    values, indices = bugs.CORRECT(x, axis=axis, k=k, largest=largest)
-    if k % 2 or values.dtype.kind != "f":
-        return values, indices
-    order = np.argsort(~np.isnan(values), axis=axis, kind="stable")  # NaN to the front
-    return np.take_along_axis(values, order, axis=axis), np.take_along_axis(indices, order, axis=axis)
-
-
 def test_nan_placed_by_each_call_is_no_bug():
-    """NaN placed differently for K and K+1 breaks no rule: where NaN goes is each call's
-    choice (rules out.nan.unspecified and out.prefix), so no property may fire on it."""
+    """NaN placed differently for K and K+1 breaks no rule of one result nor out.prefix: where
+    NaN goes is each call's choice (rules out.nan.unspecified and out.prefix). Only the runtime
+    contradicting itself is left (self.prefix): it puts NaN first for one K and last for the next."""
     x = np.array([3.0, np.nan, 1.0, 2.0], np.float32)
     case = Case("onnx:24", "TopK", "float32", (4,), -1, 3, index_dtype="int64")
     for k in (1, 2, 3, 4):
-        assert firing(nan_first_for_even_k, case.with_(k=k), x) == set(), k
+        assert firing(bugs.nan_first_for_even_k, case.with_(k=k), x) == {"self_prefix"}, k
+        assert firing(bugs.nan_first, case.with_(k=k), x) == set(), k  # the same choice every time
+        assert firing(bugs.nan_last, case.with_(k=k), x) == set(), k
     # ...while a NaN returned with a bad index breaks the NaN rule, not only the index rule
     values, indices = bugs.nan_index_out_of_range(x, axis=0, k=2)
     with pytest.raises(Violation) as info:
@@ -245,3 +252,34 @@ def test_topk_equals_topk1_is_the_documented_rule_a_path_bug_breaks():
         broken |= {v.rules[0] for v in violations(fn, case.with_(op=op, largest=True), x).values()}
     documented = {rule for rule in broken if spec.RULES[rule].status == "documented"}
     assert documented == {"out.topk_equals_topk1"}, broken
+
+
+def test_only_k_input_sees_the_k_form():
+    """A runtime that puts NaN last only with K compiled in: every other self-consistency
+    relation makes its calls with K passed one way, and agrees."""
+    from topkspec.properties.self_consistency import PROPERTIES as SELF
+
+    x = np.array([3.0, np.nan, 1.0, -np.nan], np.float32)
+    case = Case("onnx:24", "TopK", "float32", (4,), -1, 2, index_dtype="int64")
+    forms = {"self_k_input": {"k_forms": ("input", "constant")}}
+    fired = {prop.name for prop in SELF
+             if _own(prop, functools.partial(prop.check, **forms.get(prop.name, {})), case, x,
+                     bugs.nan_last_for_constant_k)}
+    assert fired == {"self_k_input"}, fired
+    assert firing(bugs.nan_last_for_constant_k, case, x) == set()  # nothing else asks for K as a constant
+
+
+def test_only_repeat_sees_an_answer_that_alternates():
+    """The call repeated is the one relation whose two calls are the same call: a runtime that
+    puts NaN first and last on alternate calls breaks it from an example whose first call is
+    right, as a nondeterministic failure."""
+    from topkspec.properties.failures import NONDETERMINISTIC
+    from topkspec.properties.self_consistency import check_self_repeat
+
+    x = np.array([3.0, np.nan, 1.0, 2.0], np.float32)
+    case = Case("onnx:24", "TopK", "float32", (4,), -1, 2, index_dtype="int64")
+    bugs._calls = itertools.count()
+    with pytest.raises(Violation) as info:
+        check_self_repeat(case, x, direct_run(bugs.nan_side_alternating))
+    assert info.value.rules == ("self.repeat",) and info.value.failure_class == NONDETERMINISTIC, info.value
+    assert "NaN first on run 1, nowhere on run 2" in info.value.message, info.value.message

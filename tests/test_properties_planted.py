@@ -6,6 +6,7 @@ must be. `python tests/test_properties_planted.py` times how long each bug takes
 """
 from __future__ import annotations
 
+import functools
 import math
 import subprocess
 import sys
@@ -28,6 +29,9 @@ from topkspec.properties import (  # noqa: E402
     check_select, check_shape, check_ties, check_topk_equals_topk1, check_unsorted_set,
 )
 from topkspec.properties.nan_order import check_nan_order  # noqa: E402
+from topkspec.properties.self_consistency import (  # noqa: E402
+    check_self_axis, check_self_batch, check_self_k_input, check_self_prefix, check_self_repeat,
+)
 from topkspec.strategies import case_and_input, invalid_descriptors  # noqa: E402
 
 FIND_SETTINGS = settings(max_examples=1000, derandomize=True, database=None, deadline=None,
@@ -60,14 +64,17 @@ def result_kind(check):
     return predicate
 
 
-def metamorphic_kind(check):
+def metamorphic_kind(check, **options):
+    """Predicate: the relation `check` breaks on (case, x), called with `options` (what a run
+    passes: a contract that leaves ties open, the ways the target passes K)."""
     def predicate(fn):
         run = fn if getattr(fn, "takes_case", False) else direct_run(fn)
 
         def fails(drawn):
             case, x = drawn
-            return _raises(check, case, x, run)
+            return _raises(functools.partial(check, **options), case, x, run)
         return fails
+    predicate.options = options
     return predicate
 
 
@@ -134,6 +141,11 @@ def _ci(profile="onnx:24", **kw):
     return case_and_input(profile, **kw)
 
 
+def _nan(profile="onnx:24"):
+    """Float inputs that hold NaN, of both signs: where its place is open."""
+    return case_and_input(profile, dtypes=["float32", "float16"], allow_nan=True, require_nan=True)
+
+
 PLANTED = [
     Planted("squeezes_unit_dims", check_shape, result_kind(check_shape), _ci(), ("out.shape",)),
     Planted("always_last_axis", check_shape, result_kind(check_shape), _ci(), ("out.shape",), max_rank=2),
@@ -180,6 +192,21 @@ PLANTED = [
             _ci("dml:5.0"), ("out.topk_equals_topk1",)),
     Planted("alternating_ties", check_deterministic, metamorphic_kind(check_deterministic), _ci(),
             ("out.deterministic",), failure_class=NONDETERMINISTIC),
+    # where the contract leaves NaN or ties open, a runtime held to itself
+    Planted("nan_first_alone_last_in_batch", check_self_batch, metamorphic_kind(check_self_batch), _nan("dml:5.0"),
+            ("self.batch",), max_rank=2),
+    Planted("ties_reversed_in_batch", check_self_batch, metamorphic_kind(check_self_batch, settled=False), _ci(),
+            ("self.batch",), max_rank=2),
+    Planted("nan_first_for_even_k", check_self_prefix, metamorphic_kind(check_self_prefix), _nan(),
+            ("self.prefix",)),
+    Planted("nan_first_on_last_axis", check_self_axis, metamorphic_kind(check_self_axis), _nan(),
+            ("self.axis",), max_rank=2),
+    Planted("inner_axis_ties", check_self_axis, metamorphic_kind(check_self_axis, settled=False), _ci(),
+            ("self.axis",), max_rank=2),
+    Planted("nan_last_for_constant_k", check_self_k_input,
+            metamorphic_kind(check_self_k_input, k_forms=("input", "constant")), _nan(), ("self.k_input",)),
+    Planted("nan_side_alternating", check_self_repeat, metamorphic_kind(check_self_repeat), _nan(),
+            ("self.repeat",), failure_class=NONDETERMINISTIC),
     Planted("rejects_k_equal_n", check_accepts_valid, accepts_kind, _ci("onnx:24"), ("out.valid_accepted",),
             failure_class=REJECTS_VALID),
     Planted("raises_on_nan", check_accepts_valid, accepts_kind, _ci(dtypes=["float32"], allow_nan=True),
@@ -208,7 +235,7 @@ def _violation(row: Planted, drawn) -> Violation:
             row.check(drawn[0], direct_run(fn), drawn[1])
         elif row.predicate.__qualname__.startswith("metamorphic_kind"):
             run = fn if getattr(fn, "takes_case", False) else direct_run(fn)
-            row.check(drawn[0], drawn[1], run)
+            row.check(drawn[0], drawn[1], run, **getattr(row.predicate, "options", {}))
         else:
             case = drawn[0].with_(index_dtype="int64")
             values, indices = direct_run(fn)(case, drawn[1])

@@ -60,7 +60,8 @@ def test_coverage_and_examples_per_property_are_counted():
     result = run_fuzz(RunConfig(target="reference", max_examples=50, seed=0, settings="ci"))
     assert result.ok, format_summary(result)
     assert result.total_examples == 50, f"examples: {dict(result.examples)}"
-    assert set(result.examples) == {"valid", "nan", "metamorphic", "invalid", "deterministic"}, dict(result.examples)
+    assert set(result.examples) == {"valid", "nan", "metamorphic", "invalid", "deterministic", "self"}, (
+        dict(result.examples))
     assert result.checks["exact"] > 0 and result.checks["nan_policy_free"] > 0, dict(result.checks)
     assert sum(result.coverage.values()) > 0, "no coverage counted"
     ranks = {rank for _, rank in result.coverage}
@@ -302,5 +303,6 @@ def test_a_metamorphic_group_with_nothing_to_judge_is_not_planned():
     assert {"metamorphic", "deterministic"} <= set(plan_groups(target, "onnx:24")), "a plain function promises them"
     left = set(plan_groups(target, "onnx:24", contract=TORCH))
     assert "metamorphic" not in left and "deterministic" not in left, f"planned for a ties-open contract: {left}"
+    assert "self" in left, f"where ties are open the runtime is still held to itself: {left}"
     assert "metamorphic" in plan_groups(target, "dml:5.0", contract=TORCH), (
         "at a DirectML profile the two operators are compared, whatever the ties")

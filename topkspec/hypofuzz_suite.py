@@ -10,7 +10,7 @@ a parameter of @pytest.mark.parametrize is such a fixture too. So each process b
 session on first use, from the variables in topkspec.fuzz.suite_options.ENVIRONMENT, and keeps it while it lives.
 
 Run them with plain pytest only to try them: `pytest --pyargs topkspec.suite` is the suite's
-pytest form (verdicts, reports); these five share one source, so outside HypoFuzz, which gives
+pytest form (verdicts, reports); these six share one source, so outside HypoFuzz, which gives
 each test its own database key, they share a key in the example database.
 """
 from __future__ import annotations
@@ -50,3 +50,4 @@ test_nan = _fuzz_test("nan")
 test_metamorphic = _fuzz_test("metamorphic")
 test_invalid = _fuzz_test("invalid")
 test_deterministic = _fuzz_test("deterministic")
+test_self = _fuzz_test("self")

@@ -14,12 +14,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-GROUPS = ("valid", "nan", "metamorphic", "invalid", "deterministic")
+GROUPS = ("valid", "nan", "metamorphic", "invalid", "deterministic", "self")
 
 
 def group_budgets() -> dict:
     """{group: its share of the loaded profile's max_examples}, as `topkspec fuzz` splits a run's
-    budget. Shared among all five groups: a group that does not apply to the target is skipped
+    budget. Shared among all six groups: a group that does not apply to the target is skipped
     and its share is not spent."""
     from topkspec.fuzz import split_budget
 
@@ -48,3 +48,4 @@ test_nan = _group_test("nan")
 test_metamorphic = _group_test("metamorphic")
 test_invalid = _group_test("invalid")
 test_deterministic = _group_test("deterministic")
+test_self = _group_test("self")

@@ -66,6 +66,7 @@ class GroupContext:
         self.found: list = []  # the example's violations, most specific first
         self.kept: set = set()  # the rules the example's checks kept
         self.found_after: dict = {}  # id(violation) -> the example's calls made when it was found
+        self.found_from: dict = {}  # id(violation) -> the example's calls made before its property's first
         self.failures: dict = {}  # key -> the latest Failure raised (after shrinking: the shrunk one)
         self.fatal = Counter()  # crash/hang examples seen in this group
         # What the runtime promises (the run's --contract, else the target's): the rules it
@@ -80,11 +81,17 @@ class GroupContext:
 
     def start_example(self) -> None:
         self.calls, self.outputs, self.found, self.kept, self.found_after = [], [], [], set(), {}
+        self.found_from = {}
 
     def calls_until(self, violation) -> int:
         """How many of the example's calls had been made when `violation` was found: a failure
         is the call that broke the rule, not the ones later checks went on to make."""
         return self.found_after.get(id(violation), len(self.calls))
+
+    def calls_from(self, violation) -> int:
+        """How many of the example's calls came before the property that found `violation`
+        made its own: a self-consistency failure is its own calls (0 for any other)."""
+        return self.found_from.get(id(violation), 0)
 
     def end_example(self) -> None:
         """Count the rules the example kept, each once, unless it also broke them."""
@@ -244,7 +251,8 @@ class GroupContext:
         answered = []  # a relation between calls holds only where some call returned a result
         if BY_NAME[name].relation is not None and args and callable(args[-1]):
             args = args[:-1] + (_noting_answers(args[-1], answered),)
-        start = time.perf_counter()
+        start, made_before = time.perf_counter(), len(self.calls)
+        prop = BY_NAME[name]
         try:
             check(*args, **options)
         except Violation as violation:
@@ -254,8 +262,12 @@ class GroupContext:
                 return True  # a rule the runtime never promised: no failure either way
             if violation.rules[0] in BY_NAME[name].rule_ids:
                 self.result.checks[name] += 1
-                if BY_NAME[name].relation is not None and violation.failure_class == failures.WRONG_RESULT:
-                    violation = self._on_one_call(violation, check, args, options)
+                if prop.relation is not None and violation.failure_class == failures.WRONG_RESULT:
+                    violation = self._on_one_call(violation, check, args, options,
+                                                  since=made_before if prop.self_consistency else 0,
+                                                  open_data=prop.self_consistency)
+                if prop.self_consistency and violation.rules[0] in prop.rule_ids:
+                    self.found_from[id(violation)] = made_before  # its own calls, the relation's pair
             if all(filed_rule(seen) != filed_rule(violation) for seen in self.found):
                 self.found_after.setdefault(id(violation), len(self.calls))
                 violation.signature = self._signature(violation)
@@ -283,23 +295,26 @@ class GroupContext:
         except Exception:  # an output the evidence cannot be read from: the rule alone keys it
             return ()
 
-    def _on_one_call(self, violation, check, args, options):
+    def _on_one_call(self, violation, check, args, options, *, since=0, open_data=False):
         """A relation between calls that broke because one of its calls returned a wrong result
         is that call's failure, filed under the result rule that decides it: naming the relation
         as also broken when the relation holds with that one result put right (a relation
         follows from the result rules, so it is their special case). A relation broken by
-        results each right on its own stays as it is."""
-        from topkspec.properties import check_result, has_nan, reference_result
+        results each right on its own stays as it is, and so does one whose call is wrong only by
+        a rule the contract leaves open. `since`: the relation's first call; `open_data`: a
+        self-consistency relation, for which a call with subnormals is not judged on its own
+        (a runtime may flush them: the contradiction is the argument)."""
+        from topkspec.properties import has_nan, reference_result, result_violations
+        from topkspec.properties.self_consistency import has_subnormal
 
         made = len(self.calls)
         outputs = list(self.outputs[:made])
         for number, ((case, x), output) in enumerate(zip(self.calls[:made], outputs)):
-            if output is None or has_nan(x):  # a call with NaN was held to what holds at once
-                continue
-            try:
-                check_result(case, x, *output)
-                continue
-            except Violation as wrong:
+            if number < since or output is None or has_nan(x) or (open_data and has_subnormal(x)):
+                continue  # a call with NaN was held to what holds at once
+            wrong = next((v for v in result_violations(case, x, *output) if filed_rule(v) not in self.unpromised),
+                         None)
+            if wrong is not None:
                 right = tuple(np.asarray(a).astype(o.dtype) for a, o in zip(reference_result(case, x), output))
                 try:
                     check(*args[:-1], self._replay(outputs[:number] + [right] + outputs[number + 1:]), **options)
@@ -384,6 +399,8 @@ class GroupContext:
             return violation
         named = violation.with_(also=violation.also + extra)
         self.found_after[id(named)] = self.calls_until(violation)
+        if id(violation) in self.found_from:
+            self.found_from[id(named)] = self.found_from[id(violation)]
         return named
 
     def _kept(self, violation, case):

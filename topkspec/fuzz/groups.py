@@ -94,8 +94,16 @@ def _metamorphic_body(group: str, *, share_calls: bool):
         run = _asking_once(ctx.run) if share_calls else ctx.run
         compared = False  # some check called the target and compared (others may not apply)
         for check in checks:
-            name = BY_CHECK[check].name
+            prop = BY_CHECK[check]
+            name = prop.name
             options = {}
+            if prop.self_consistency:
+                from topkspec.properties import self_consistency
+                if not self_consistency.judges(prop, x, ctx.unpromised, ctx.target):
+                    continue  # the existing rules decide this input, or K goes one way only
+                options = self_consistency.options(prop, ctx.contract, ctx.unpromised, ctx.target)
+                if prop.name == "self_prefix" and judged.family == "dml" and ctx.strict_doc:
+                    options["max_k"] = judged.axis_size - 1  # the literal text: K below the axis size
             if check is check_prefix and judged.family == "dml" and ctx.strict_doc:
                 options["max_k"] = judged.axis_size - 1  # the literal text: K below the axis size
             calls = len(ctx.calls)
@@ -268,6 +276,8 @@ def plan_groups(target: Target, profile: str, *, strict_doc: bool = False, max_a
         return {"accepts": accepts_group(target, profile, strict_doc), **{g: groups[g] for g in ("invalid",)
                                                                            if g in groups}}
     groups["deterministic"] = (case_and_input(profile, allow_nan=True, **options), body_of("deterministic"))
+    if _self_judges(target, floats, contract or target.contract):
+        groups["self"] = (_open_inputs(profile, floats, options), body_of("self"))
     return {name: plan for name, plan in groups.items()
             if not _nothing_to_judge(name, contract or target.contract, profile)}
 
@@ -281,6 +291,30 @@ def _offered_types(profile, contract) -> list | None:
         return None
     names = sorted({t for op in spec.ops(profile) for t in spec.value_types(profile, op)})
     return [t for t in names if contract.value_types.offers(t)] or None
+
+
+def _self_judges(target, floats, contract) -> bool:
+    """Whether the self group can judge anything: input where the answer is open (a float
+    type: NaN, subnormals), a relation the contract leaves open, or K passed two ways."""
+    from topkspec.properties.self_consistency import SETTLED_BY
+    from topkspec.spec.contracts import unpromised_rules
+
+    return bool(floats) or bool(set(SETTLED_BY.values()) & unpromised_rules(contract).keys()) \
+        or len(getattr(target, "k_forms", ()) or ()) >= 2
+
+
+def _open_inputs(profile, floats, options):
+    """The self group's inputs: where the answer is open, NaN of both signs (half the draws,
+    for a profile with float types), otherwise the strategies' mix of ties, signed zeros,
+    infinities and subnormals."""
+    from hypothesis import strategies as st
+
+    from topkspec.strategies import case_and_input
+
+    anything = case_and_input(profile, allow_nan=True, **options)
+    if not floats:
+        return anything
+    return st.one_of(case_and_input(profile, dtypes=floats, allow_nan=True, require_nan=True, **options), anything)
 
 
 def _nothing_to_judge(group: str, contract, profile) -> bool:
@@ -303,7 +337,8 @@ def body_of(group: str):
     by running it again (fuzz.confirm)."""
     if group in ("valid", "nan"):
         return _result_body
-    if group in ("metamorphic", "deterministic"):
+    if group in ("metamorphic", "deterministic", "self"):
+        # the self group's relations are each reported with their own calls: none is shared
         return _metamorphic_body(group, share_calls=group == "metamorphic")
     return _invalid_body if group == "invalid" else None
 

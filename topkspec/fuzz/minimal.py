@@ -5,7 +5,7 @@ The same failure means the same key (target, rule, class) when the failure's gro
 again on the candidate against the run's target (`same_failure`: the one place that decides it,
 so a replay in a fresh worker can take its place). What is reduced:
 
-- failures of the groups that draw (case, x) (valid, nan, metamorphic, deterministic): the
+- failures of the groups that draw (case, x) (valid, nan, metamorphic, deterministic, self): the
   example as drawn, every call its checks make coming back from the replay, so a metamorphic
   failure keeps its relation between calls;
 - not invalid descriptors: each breaks a rule by its structure, drawn small already (axes to
@@ -31,7 +31,7 @@ from topkspec.fuzz.context import GroupContext, RefusedKAtAxisSize
 from topkspec.fuzz.reduce import DEFAULT_SECONDS, reduce_case
 from topkspec.fuzz.results import Failure, RunResult
 
-_REDUCED_GROUPS = ("valid", "nan", "metamorphic", "deterministic")
+_REDUCED_GROUPS = ("valid", "nan", "metamorphic", "deterministic", "self")
 
 
 def _replay(target, result, failure, body, case, x, strict_doc):
@@ -48,9 +48,9 @@ def _replay(target, result, failure, body, case, x, strict_doc):
     except RefusedKAtAxisSize:
         return None
     for violation in ctx.found:
-        until = ctx.calls_until(violation)
+        until, since = ctx.calls_until(violation), ctx.calls_from(violation)
         found = Failure(target=failure.target, group=failure.group, violation=violation, case=ctx.judged(case),
-                        x=x, calls=ctx.calls[:until], outputs=ctx.outputs[:until], known=failure.known)
+                        x=x, calls=ctx.calls[since:until], outputs=ctx.outputs[since:until], known=failure.known)
         if found.key == failure.key:
             return found
     return None

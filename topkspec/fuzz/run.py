@@ -283,10 +283,10 @@ def _failure(ctx, violation, case, x, draw, before, mark) -> Failure:
     """The example's Failure for `violation`, with the calls made before it in its process
     (`before(number)`; `mark`: the number of the example's first call). A failure seen on one
     call is that call's: the example's calls before it count as earlier calls too."""
-    until = ctx.calls_until(violation)
+    until, since = ctx.calls_until(violation), ctx.calls_from(violation)
     failure = Failure(target=ctx.target.name, group=ctx.group, violation=violation, case=case, x=x,
-                      calls=ctx.calls[:until], outputs=ctx.outputs[:until], draw=draw)
-    own = until - 1 if until and failure.relation in ONE_CALL_RELATIONS and ctx.group != "invalid" else 0
+                      calls=ctx.calls[since:until], outputs=ctx.outputs[since:until], draw=draw)
+    own = until - 1 if until and failure.relation in ONE_CALL_RELATIONS and ctx.group != "invalid" else since
     failure.earlier = before(mark + own)
     return failure
 

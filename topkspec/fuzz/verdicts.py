@@ -29,7 +29,8 @@ VERDICTS = (HOLDS, BROKEN, BROKEN_BY_READING, KNOWN, UNSUPPORTED, NOT_PROMISED, 
 # The groups whose examples reach a rule, where it is not the valid group (for `unsupported`).
 _RULE_GROUPS = {"out.invalid_rejected": ("invalid",), "out.valid_accepted": ("valid", "accepts"), "out.deterministic": ("deterministic",),
                 "out.prefix": ("metamorphic",), "out.axis_moves": ("metamorphic",),
-                "out.topk_equals_topk1": ("metamorphic",), "out.nan.unspecified": ("nan",)}
+                "out.topk_equals_topk1": ("metamorphic",), "out.nan.unspecified": ("nan",),
+                **{rule: ("self",) for rule in ("self.batch", "self.prefix", "self.axis", "self.k_input", "self.repeat")}}
 
 
 def is_reading(rule_id: str, profile=None, contract=None) -> bool:

@@ -4,6 +4,8 @@ naming the spec rules they enforce, each held in one Property object (property.p
 - result checks, check_<name>(case, x, values, indices): check_result runs every one that
   applies (NaN-aware, sorted-aware) and raises the most specific violation;
 - metamorphic checks, check_<name>(case, x, run) with run(case, x) -> (values, indices);
+- self-consistency checks (self_consistency.py), check_self_<name>(case, x, run): relations
+  between calls held where the contract leaves the answer open;
 - acceptance checks: check_accepts_valid(case, run), check_rejects_invalid(draw, run).
 
 CATALOGUE lists every Property: its rules, kind, whether it holds with NaN, its words and relation.

@@ -2,7 +2,7 @@
 the words of a report's title and, for a relation between calls, how a report replays it.
 
 A new property is one `Property` in the module of its kind (result.py, metamorphic.py,
-acceptance.py), added to that module's PROPERTIES, plus its planted-bug tests
+self_consistency.py, acceptance.py), added to that module's PROPERTIES, plus its planted-bug tests
 (tests/test_properties_planted.py, and tests/test_properties_only.py for a bug it alone
 catches). The engine, the verdicts and the reports read everything
 else from the catalogue (catalogue.py).
@@ -74,7 +74,10 @@ class Property:
       the property's);
     - residual: it compares the whole result with the reference, so whatever else broke in an
       example breaks it too: it speaks only when nothing else broke;
-    - judges_at(profile): whether it can judge any case at a profile (None: at every one).
+    - judges_at(profile): whether it can judge any case at a profile (None: at every one);
+    - self_consistency: it holds the target to itself where the contract leaves the answer
+      open (two calls that ask the same thing get the same answer): a failure is the target
+      contradicting itself, an argument that needs no document.
     """
 
     name: str
@@ -88,6 +91,7 @@ class Property:
     relation: Relation | None = None
     residual: bool = False
     judges_at: Callable | None = None
+    self_consistency: bool = False
 
     def __post_init__(self):
         if not getattr(self.check, "names_the_call", False):  # every failure message ends with its call

@@ -92,6 +92,8 @@ def check_of(relation: str, case, x, contract=None) -> str:
     """The check template for a relation (results: exact, unsorted, with NaN, or the values alone
     where the contract returns no indices; comparisons of two calls: bit for bit, or with NaN the
     non-NaN values only)."""
+    if relation in REPLAYS and REPLAYS[relation].check:  # a relation with a check of its own
+        return REPLAYS[relation].check
     if relation == "result":
         if nan_mask(np.asarray(x)).any():
             return "check_nan.tmpl"
@@ -132,6 +134,7 @@ def _data(relation: str, calls, takes_op: bool, contract=None) -> tuple[list[str
         replay = REPLAYS[relation]
         lines += replay.data(calls)
         pair = replay.pair_with_op if takes_op and replay.pair_with_op else replay.pair
+        pair = pair(calls) if callable(pair) else pair
         values = {"pair": pair, "what": replay.differs, "fixed": replay.agrees}
     return lines, needs, values
 

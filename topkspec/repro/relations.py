@@ -8,20 +8,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+import numpy as np
+
 
 @dataclass(frozen=True)
 class Replay:
-    """- pair: code setting `expected` and `actual` (`pair_with_op` for writers whose `topk`
-      takes the operator, ReproWriter.takes_op);
+    """- pair: code setting `expected` and `actual`, or a function of the calls giving it
+      (`pair_with_op` for writers whose `topk` takes the operator, ReproWriter.takes_op);
     - differs / agrees: what the program prints when the relation is broken / holds ({K},
       {K2}, {run} are filled from its own variables);
-    - data(calls): its data lines beyond X, K and AXIS."""
+    - data(calls): its data lines beyond X, K and AXIS;
+    - check: the check template, where the relation compares as its own (self-consistency:
+      NaN's place too, as the property did), else the program's bit-for-bit comparison."""
 
-    pair: str
+    pair: str | Callable
     differs: str
     agrees: str
     data: Callable = lambda calls: []
     pair_with_op: str | None = None
+    check: str | None = None  # a check template of its own (program/), else the program's choice
 
 
 def _moved_data(calls) -> list[str]:
@@ -55,3 +60,81 @@ REPLAYS: dict[str, Replay] = {
         differs="run {run} gave other bits than run 1 for the same input",
         agrees="50 runs gave the same bits"),
 }
+
+
+# -- self-consistency: both calls made, compared as the property compared them (check_self.tmpl) --
+
+def _how(calls, how: str, indices: bool = True) -> str:
+    return (f'HOW, COMPARE_INDICES, SORTED = "{how}", {indices}, {calls[0][0].sorted}  '
+            "# how the two answers are compared (see same)")
+
+
+def _batch_data(calls) -> list[str]:
+    case = calls[0][0]
+    lines = [_how(calls, "bits")]
+    if int(np.prod(case.shape)) // max(1, case.axis_size) == 1:  # one sequence: run in a batch of three too
+        batch = calls[1][0]
+        if case.rank == 1:
+            lines += ["DIM = 0  # the batch: X, X reversed, X, stacked on a new first dimension",
+                      "X2 = np.stack([X, np.flip(X), X])"]
+        else:
+            dim = next(d for d in range(case.rank) if d != case.norm_axis)
+            lines += [f"DIM = {dim}  # the batch: X, X reversed, X, on this dimension",
+                      "X2 = np.ascontiguousarray(np.concatenate([X, np.flip(X, AXIS), X], axis=DIM))"]
+        return lines + [f"AXIS2 = {batch.axis}"]
+    return lines + ["CUT = tuple(slice(None) if d == AXIS % X.ndim else slice(-1, None) for d in range(X.ndim))",
+                    "X2 = np.ascontiguousarray(X[CUT])  # the last sequence alone"]
+
+
+def _batch_pair(calls) -> str:
+    case = calls[0][0]
+    if int(np.prod(case.shape)) // max(1, case.axis_size) == 1:
+        return ("expected = topk(X, K, AXIS)  # the row alone\n"
+                "batch = topk(X2, K, AXIS2)\n"
+                "places = [[np.take(a, [p], axis=DIM).reshape(np.shape(b)) for a, b in zip(batch, expected)] "
+                "for p in (0, 2)]\n"
+                "actual = next((p for p in places if not all(same(a, b) for a, b in zip(by_index(expected), "
+                "by_index(p)))), places[0])  # where it stands in the batch")
+    return ("expected = [np.asarray(a)[CUT] for a in topk(X, K, AXIS)]  # the last row, in the batch\n"
+            "actual = topk(X2, K, AXIS)  # that row alone")
+
+
+def _moved(calls) -> list[str]:
+    return [_how(calls, "bits")] + _moved_data(calls)
+
+
+SELF_CHECK = "check_self.tmpl"
+
+REPLAYS.update({
+    "self_batch": Replay(
+        data=_batch_data, pair=_batch_pair, check=SELF_CHECK,
+        differs="the row gets another answer alone than in the batch",
+        agrees="the row gets the same answer alone and in a batch"),
+    "self_prefix": Replay(
+        data=lambda calls: [_how(calls, "tied", indices=False), f"K2 = {calls[1][0].k}",
+                            "BIG, SMALL = max(K, K2), min(K, K2)"],
+        pair="expected = [np.take(a, np.arange(SMALL), axis=AXIS % X.ndim) for a in topk(X, BIG, AXIS)]\n"
+             "actual = topk(X, SMALL, AXIS)",
+        check=SELF_CHECK,
+        differs="the values for K={SMALL} are not the first ones for K={BIG}",
+        agrees="the values for K-1 are the first K-1 for K"),
+    "self_axis": Replay(
+        data=_moved, check=SELF_CHECK,
+        pair="expected = topk(X, K, AXIS)\n"
+             "actual = [np.moveaxis(a, MOVED_TO, AXIS % X.ndim) for a in topk(X2, K, AXIS2)]",
+        differs="moving the axis (a transpose) changed the answer",
+        agrees="moving the axis moves the answer"),
+    "self_k_input": Replay(
+        data=lambda calls: [_how(calls, "bits"), f"K_FORMS = {calls[0][0].k_form!r}, {calls[1][0].k_form!r}"],
+        pair="expected = topk(X, K, AXIS, k_form=K_FORMS[0])\nactual = topk(X, K, AXIS, k_form=K_FORMS[1])",
+        check=SELF_CHECK,
+        differs="K as a constant and K as an input give different answers",
+        agrees="K as a constant and K as an input give the same answer"),
+    "self_repeat": Replay(
+        data=lambda calls: [_how(calls, "payload")], check=SELF_CHECK,
+        pair="expected = topk(X.copy(), K, AXIS)\nfor run in range(2, 51):\n"
+             "    actual = topk(X.copy(), K, AXIS)\n"
+             "    if not all(same(a, b) for a, b in zip(by_index(expected), by_index(actual))):\n        break",
+        differs="run {run} gave other bits than run 1 for the same input",
+        agrees="50 runs gave the same bits"),
+})

@@ -66,6 +66,18 @@ class Case:
     def with_(self, **changes) -> "Case":
         return replace(self, **changes)
 
+    @property
+    def k_form(self) -> str | None:
+        """How the call passes K where the target can pass it more than one way ("constant":
+        compiled into the model; "input": given at run time; Target.k_forms), else None (the
+        target's own way)."""
+        return dict(self.extra).get("k_form")
+
+    def with_k_form(self, form: str | None) -> "Case":
+        """This case asking for K passed as `form` (None: the target's own way)."""
+        kept = tuple(item for item in self.extra if item[0] != "k_form")
+        return replace(self, extra=kept + ((("k_form", form),) if form else ()))
+
     def to_dict(self) -> dict:
         return {
             "profile": self.profile,
@@ -77,6 +89,7 @@ class Case:
             "largest": self.largest,
             "sorted": self.sorted,
             "index_dtype": self.index_dtype,
+            **({"k_form": self.k_form} if self.k_form else {}),
         }
 
     @classmethod
@@ -91,7 +104,7 @@ class Case:
             largest=bool(data.get("largest", True)),
             sorted=bool(data.get("sorted", True)),
             index_dtype=data.get("index_dtype", "uint32"),
-        )
+        ).with_k_form(data.get("k_form"))
 
     def call_text(self) -> str:
         """The call in the words its operator uses, as a failure message ends:
@@ -106,6 +119,8 @@ class Case:
         else:
             words = [f"K={self.k}", f"axis={self.axis}", "largest" if self.largest else "smallest",
                      "sorted" if self.sorted else "unsorted"]
+        if self.k_form:
+            words.append(f"K as {'a constant' if self.k_form == 'constant' else 'an input'}")
         return f"[{', '.join(words)}]"
 
     def describe(self) -> str:

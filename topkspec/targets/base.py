@@ -109,6 +109,11 @@ class Target:
     #: context manager (a `quiet(self)` method, or a targets.quiet.Quieting) that the run enters
     #: around each call, in the worker where the target runs in one. None: nothing to quiet.
     quiet = None
+    #: The ways the adapter can pass K to the runtime, its own way first: "input" (given at run
+    #: time, a graph input) and "constant" (compiled into the model, an initializer). A call
+    #: asks for another by `case.k_form`; with two, the property self_k_input compares them.
+    #: Empty: the adapter has one way and `case.k_form` is never set.
+    k_forms: tuple = ()
 
     @property
     def contract(self):

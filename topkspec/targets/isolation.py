@@ -47,7 +47,8 @@ def _info(target) -> dict:
     return {"name": target.name, "version": target.version(), "validates": target.validates,
             "validates_tables": target.validates_tables, "index_dtype": target.index_dtype,
             "default_profile": target.default_profile, "support_fields": target.support_fields,
-            "contract": target.contract.to_dict(), "smallest_by_key": target.smallest_by_key}
+            "contract": target.contract.to_dict(), "smallest_by_key": target.smallest_by_key,
+            "k_forms": tuple(getattr(target, "k_forms", ()))}
 
 
 def _worker_main(conn, spec, block_name=None) -> None:
@@ -294,6 +295,7 @@ class IsolatedTarget(Target):
     index_dtype = _reported("index_dtype")
     default_profile = _reported("default_profile")
     smallest_by_key = _reported("smallest_by_key")
+    k_forms = _reported("k_forms")
 
     @property
     def contract(self):

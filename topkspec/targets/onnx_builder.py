@@ -113,12 +113,20 @@ def repro_node_fields(case) -> tuple:
 def onnx_repro_fill(target, case, _spec=None, *, k_feed: str = 'feeds["K"] = np.array([k], dtype=np.int64)') -> dict:
     """The values the ONNX repro templates share (onnxruntime, onnx_reference, tract): a
     one-node model of the case's ONNX form, K as the node's attribute, an initializer
-    (`k_constant` targets) or a graph input that the template's `feeds` gets by `k_feed`."""
+    (`k_constant` targets) or a graph input that the template's `feeds` gets by `k_feed`; for a
+    case that asks for a K form (Case.k_form), either one, as `topk(..., k_form=...)` asks."""
     from onnx import TensorProto
 
     form, attributes = repro_node_fields(case)
     if form.opset < 10:
         k_lines, node_inputs = "    # k is the node's attribute at opset 1", '["X"]'
+    elif getattr(case, "k_form", None):  # both ways, as the call asks (`topk`'s k_form)
+        k_lines = ('    if k_form == "constant":  # K compiled in\n'
+                   '        initializers.append(helper.make_tensor("K", TensorProto.INT64, [1], [k]))\n'
+                   '    else:  # K given when the session runs\n'
+                   '        inputs.append(helper.make_tensor_value_info("K", TensorProto.INT64, [1]))\n'
+                   f'        {k_feed}')
+        node_inputs = '["X", "K"]'
     elif getattr(target, "k_constant", False):
         k_lines = '    initializers.append(helper.make_tensor("K", TensorProto.INT64, [1], [k]))  # K compiled in'
         node_inputs = '["X", "K"]'

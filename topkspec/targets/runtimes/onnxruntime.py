@@ -106,9 +106,19 @@ class OnnxRuntimeTarget(Target):
             self._native_profile = newest_opset_profile(self.probe) if self.available()[0] else "onnx:24"
         return self._native_profile
 
-    def _key(self, form: OnnxTopK, k: int):
-        k_in_model = form.opset < 10 or self.k_constant
-        return (form, k if k_in_model else None)
+    @property
+    def k_forms(self) -> tuple:
+        """K as a graph input or as an initializer (Case.k_form), the target's own way first."""
+        return ("constant", "input") if self.k_constant else ("input", "constant")
+
+    def _constant(self, case=None) -> bool:
+        """Whether K goes into the model as an initializer for `case` (its k_form, else the target's way)."""
+        form = getattr(case, "k_form", None)
+        return self.k_constant if form is None else form == "constant"
+
+    def _key(self, form: OnnxTopK, k: int, constant: bool):
+        k_in_model = form.opset < 10 or constant
+        return (form, constant, k if k_in_model else None)
 
     def _new_session(self, model):
         """An InferenceSession for `model` on this target's provider (the runtime's own call)."""
@@ -117,13 +127,14 @@ class OnnxRuntimeTarget(Target):
         return ort.InferenceSession(model.SerializeToString(), session_options(self.provider),
                                     providers=[self.provider])
 
-    def _session(self, form: OnnxTopK, k: int):
+    def _session(self, form: OnnxTopK, k: int, constant: bool | None = None):
         """The cached session for this form (and K when K is in the model). A session the
         runtime refused to build is cached as its exception and raised again as Rejected;
         building the model is the adapter's own code, outside that."""
-        key = self._key(form, k)
+        constant = self.k_constant if constant is None else constant
+        key = self._key(form, k, constant)
         if key not in self._sessions:
-            model = build_topk_model(form, k=k, k_as_input=not self.k_constant)
+            model = build_topk_model(form, k=k, k_as_input=not constant)
             try:
                 self._sessions[key] = self._new_session(model)
                 self.sessions_built += 1
@@ -136,9 +147,9 @@ class OnnxRuntimeTarget(Target):
             raise Rejected(f"{self.name}: {type(session).__name__}: {session}") from session
         return session
 
-    def _feeds(self, form: OnnxTopK, x, k: int) -> dict:
+    def _feeds(self, form: OnnxTopK, x, k: int, constant: bool | None = None) -> dict:
         feeds = {"X": np.ascontiguousarray(x)}
-        if form.opset >= 10 and not self.k_constant:
+        if form.opset >= 10 and not (self.k_constant if constant is None else constant):
             feeds["K"] = np.array([k], dtype=np.int64)
         return feeds
 
@@ -198,9 +209,9 @@ class OnnxRuntimeTarget(Target):
         return None
 
     def run(self, case, x):
-        form = onnx_form(case)
-        feeds = self._feeds(form, x, int(case.k))
-        session = self._session(form, int(case.k))  # Rejected when the runtime refuses the model
+        form, constant = onnx_form(case), self._constant(case)
+        feeds = self._feeds(form, x, int(case.k), constant)
+        session = self._session(form, int(case.k), constant)  # Rejected when the runtime refuses the model
         try:
             values, indices = session.run(None, feeds)
         except (TargetCrashed, TargetHung):

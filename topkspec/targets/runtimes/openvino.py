@@ -1,6 +1,7 @@
 """The `openvino` target: OpenVINO's TopK (opset 11) compiled for the CPU device.
 
-One compiled model and infer request per signature, with dynamic input dimensions and K as a scalar input.
+One compiled model and infer request per signature, with dynamic input dimensions and K as a scalar
+input; a case that asks for K as a constant (Case.k_form) gets a model with K compiled in, one per K.
 ONNX and DirectML semantics map onto the node's attributes: mode max/min from the
 direction, sort "value", index_element_type i64, and stable=True, the attribute that asks
 for tied values in ascending index order. OpenVINO refuses stable=True with sort "none",
@@ -42,6 +43,7 @@ class OpenVinoTarget(Target):
     index_dtype = "int64"
     native = True
     validates = True  # refuses K=0, K above the size and an out-of-range axis
+    k_forms = ("input", "constant")  # K a Parameter (its own way), or a Constant in the model
 
     def __init__(self, device: str = "CPU"):
         self.device = device
@@ -65,8 +67,8 @@ class OpenVinoTarget(Target):
             return False, f"an OpenVINO {self.device} device: not in Core().available_devices ({devices})"
         return True, ""
 
-    def _model(self, dtype: str, rank: int, axis: int, largest: bool):
-        key = (dtype, rank, axis, largest)
+    def _model(self, dtype: str, rank: int, axis: int, largest: bool, constant_k: int | None = None):
+        key = (dtype, rank, axis, largest, constant_k)
         if key not in self._compiled:
             import openvino as ov
             import openvino.opset11 as ops
@@ -75,11 +77,15 @@ class OpenVinoTarget(Target):
                 self._core = ov.Core()
             try:
                 x = ops.parameter(ov.PartialShape([-1] * rank), getattr(ov.Type, _OV_TYPES[dtype]), name="X")
-                k = ops.parameter(ov.PartialShape([]), ov.Type.i64, name="K")
+                if constant_k is None:
+                    k = ops.parameter(ov.PartialShape([]), ov.Type.i64, name="K")
+                else:
+                    k = ops.constant(np.array(constant_k, dtype=np.int64))
                 node = ops.topk(x, k, axis=axis, mode="max" if largest else "min",
                                 sort="value", index_element_type="i64",
                                 stable=True)
-                model = ov.Model([node.output(0), node.output(1)], [x, k], "topk")
+                inputs = [x] if constant_k is not None else [x, k]
+                model = ov.Model([node.output(0), node.output(1)], inputs, "topk")
                 compiled = self._core.compile_model(model, self.device, {"INFERENCE_PRECISION_HINT": "f32"})
                 self._compiled[key] = (compiled, compiled.create_infer_request())
             except Exception as exc:  # an invalid axis fails while building the node
@@ -98,9 +104,13 @@ class OpenVinoTarget(Target):
         return None
 
     def run(self, case, x):
-        feeds = {"X": input_tensor(x), "K": np.array(case.k, dtype=np.int64)}  # the adapter's own
+        constant = getattr(case, "k_form", None) == "constant"
+        feeds = {"X": input_tensor(x)}  # the adapter's own
+        if not constant:
+            feeds["K"] = np.array(case.k, dtype=np.int64)
         try:
-            compiled, request = self._model(case.dtype, case.rank, int(case.axis), selects_largest(case))
+            compiled, request = self._model(case.dtype, case.rank, int(case.axis), selects_largest(case),
+                                            int(case.k) if constant else None)
             request.infer(feeds)
             values, indices = (request.get_output_tensor(i).data.copy() for i in range(2))
         except Exception as exc:  # OpenVINO refused the model or the call
