@@ -75,6 +75,11 @@ def internal_error_on_rank_3(x, *, axis, k, largest=True):
     return _library().top_k(np.asarray(x), axis=axis, k=k, largest=largest)
 
 
+def unpacks_wrongly_at_whole_axis(x, *, axis, k, largest=True):
+    """Calls a library whose own code unpacks the wrong number of values when K is the axis size."""
+    return _library().top_k_unpacking(np.asarray(x), axis=axis, k=k, largest=largest)
+
+
 def refuses_with_value_error(x, *, axis, k, largest=True):
     """Refuses K above 1 with a ValueError naming the argument, from the library: a refusal."""
     return _library().top_k_checked(np.asarray(x), axis=axis, k=k, largest=largest)

@@ -22,7 +22,7 @@ from topkspec.spec.contracts import own_contract
 from topkspec.spec.dtypes import ALL_VALUE_TYPES
 from topkspec.spec.nan_order import reference_topk_nan
 from topkspec.spec.reference import reference_topk
-from topkspec.targets.base import CallableTarget
+from topkspec.targets.base import CallableTarget, Rejected
 from topkspec.targets.quiet import RUNTIME_LOGS_ENV, Quieting
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -135,6 +135,24 @@ def test_an_internal_error_of_the_library_is_no_refusal(tmp_path):
     report = open(os.path.join(failure.report_dir, "report.md")).read()
     assert "failed inside its own code" in report and "AttributeError" in report, report
     assert "refused the case" not in report, report
+
+
+def test_python_own_unpacking_error_inside_the_library_is_an_internal_error():
+    """A ValueError that Python raises for a wrong unpacking in the library's own code names no
+    argument and refuses nothing: an internal error. The library's own ValueError stays a refusal."""
+    import planted_by_bug
+    from topkspec.targets.refusal import InternalError, as_judged
+
+    case = Case(profile="onnx:11", op="TopK", dtype="float32", shape=(3,), axis=0, k=3, largest=True,
+                sorted=True, index_dtype="int64")
+    x = np.arange(3, dtype=np.float32)
+    for fn, internal in ((planted_by_bug.unpacks_wrongly_at_whole_axis, True),
+                         (planted_by_bug.refuses_with_value_error, False)):
+        target = CallableTarget(fn, name=fn.__name__)
+        with pytest.raises(Rejected) as refused:
+            target.run(case, x)
+        judged = as_judged(target, refused.value)
+        assert isinstance(judged, InternalError) is internal, (fn.__name__, type(judged).__name__, str(judged))
 
 
 # -- verdicts: no vacuous holds ------------------------------------------------------------------

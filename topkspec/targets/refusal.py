@@ -3,7 +3,8 @@
 A Python runtime refuses an input with the error its API documents, or a clear ValueError or
 TypeError naming the argument. An AttributeError, IndexError, KeyError (and their kin below)
 raised from the library's own frames (`'tuple' object has no attribute 'ndim'` deep inside a
-reduction) declines nothing on purpose: it is a bug in the library. Such an error reaches the
+reduction) declines nothing on purpose: it is a bug in the library, and so is the ValueError or
+TypeError Python itself raises when the library's code unpacks the wrong number of values. Such an error reaches the
 run as `InternalError`, a Rejected (so an invalid case it stops is still not computed) that a
 valid case reports as its own failure class, "internal error", not as a refusal.
 
@@ -13,6 +14,7 @@ subclass's module, or topkspec itself) is not the library's: it stays what it wa
 from __future__ import annotations
 
 import os
+import re
 import traceback
 
 from topkspec.targets.base import Rejected, describe_error
@@ -20,6 +22,10 @@ from topkspec.targets.base import Rejected, describe_error
 #: Errors no Python API documents as its way of refusing an input.
 INTERNAL_ERRORS = (AttributeError, IndexError, KeyError, NameError, ZeroDivisionError, UnboundLocalError,
                    RecursionError)
+
+#: What Python itself says when code unpacks the wrong number of values: raised as ValueError or
+#: TypeError, yet no library's way of refusing an input (`too many values to unpack`).
+_UNPACKING = re.compile(r"^(too many values to unpack|not enough values to unpack|cannot unpack non-iterable)")
 
 _TOPKSPEC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -50,7 +56,8 @@ def _library_error(exc: BaseException):
     seen = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
-        if isinstance(exc, INTERNAL_ERRORS):
+        if isinstance(exc, INTERNAL_ERRORS) or (isinstance(exc, (ValueError, TypeError))
+                                                and _UNPACKING.match(str(exc))):
             return exc
         exc = exc.__cause__ or exc.__context__
     return None
