@@ -16,6 +16,7 @@ import os
 
 import numpy as np
 import onnx
+import onnx.numpy_helper
 from onnx.backend.base import Backend, BackendRep
 
 __version__ = "0.3"
@@ -50,11 +51,16 @@ class PlantedRep(BackendRep):
         node = model.graph.node[0]
         self.attributes = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
         self.float16 = model.graph.input[0].type.tensor_type.elem_type == onnx.TensorProto.FLOAT16
+        constants = {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer}
+        self.k = constants.get(node.input[1]) if len(node.input) > 1 else None  # K compiled in, or None
 
     def run(self, inputs, **kwargs):
         global _RAN_FLOAT16
         x = np.asarray(inputs[0])
-        k = int(self.attributes["k"]) if "k" in self.attributes else int(np.asarray(inputs[1]).reshape(-1)[0])
+        if "k" in self.attributes:  # TopK-1: K is an attribute
+            k = int(self.attributes["k"])
+        else:  # an initializer, or the second graph input
+            k = int(np.asarray(self.k if self.k is not None else inputs[1]).reshape(-1)[0])
         result = _topk(x, k, int(self.attributes.get("axis", -1)), bool(self.attributes.get("largest", 1)))
         _RAN_FLOAT16 = _RAN_FLOAT16 or self.float16
         return result

@@ -222,7 +222,7 @@ def test_a_bounded_fuzz_run_checks_examples_in_every_group(dml, tmp_path):
     result = run_fuzz(RunConfig(target="directml", max_examples=200, seed=0, settings="ci",
                                 report_dir=str(tmp_path)))
     assert not result.errors, result.errors
-    assert set(result.examples) == {"valid", "nan", "metamorphic", "invalid", "deterministic"}, result.examples
+    assert set(result.examples) == {"valid", "nan", "metamorphic", "invalid", "deterministic", "self"}, result.examples
     assert result.total_examples >= 150, result.examples
     assert result.checks["exact"] > 30 and result.checks["rejects_invalid"] > 20, result.checks
     # Known (docs/runtimes.md, "What the runtimes here do"): with NaN in a sequence, DirectML (under Wine,

@@ -128,7 +128,7 @@ WRONG_VALUES = {"out.values.select", "out.order", "out.exact", "out.ties.index_o
 def test_the_docs_example_function_is_reported_for_its_bug_alone(tmp_path, profile):
     path = tmp_path / "my_topk.py"
     path.write_text(_page_block("targets.md", "# my_topk.py"))
-    result = run_fuzz(RunConfig(target=f"{path}:topk", profile=profile, max_examples=200, seed=1, settings="ci",
+    result = run_fuzz(RunConfig(target=f"{path}:topk", profile=profile, max_examples=300, seed=1, settings="ci",
                                 report_dir=None, isolate=False))
     found = {f.rule for f in result.failures}
     assert found <= WRONG_VALUES, f"{profile}: {found - WRONG_VALUES} is no bug of it\n{format_summary(result)}"

@@ -15,6 +15,20 @@ def noting_answers(run, answered: list):
     return noted
 
 
+def result_signature(violation, calls, outputs, until: int) -> tuple:
+    """What the result of the call that broke `violation` shows (properties.evidence): `calls`
+    and `outputs` are the example's, `until` how many of them the violation had seen."""
+    from topkspec.properties.evidence import signature
+
+    if violation.failure_class != failures.WRONG_RESULT or not until or outputs[until - 1] is None:
+        return ()
+    case, x = calls[until - 1]
+    try:
+        return signature(case, x, *outputs[until - 1])
+    except Exception:  # an output the evidence cannot be read from: the rule alone keys it
+        return ()
+
+
 def internal_error_violation(case, exc) -> Violation:
     """A valid case the library failed on inside its own code (targets.refusal): no result, and
     no refusal either."""

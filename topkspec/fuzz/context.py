@@ -26,7 +26,7 @@ from topkspec.spec.contracts import unpromised_rules
 from topkspec.targets.base import AdapterError, Rejected, Target, describe_error, selects_largest
 from topkspec.targets.quiet import quieted
 from topkspec.targets.refusal import InternalError, as_judged
-from topkspec.fuzz.answers import internal_error_violation as _internal_error, noting_answers as _noting_answers
+from topkspec.fuzz.answers import internal_error_violation as _internal_error, noting_answers, result_signature
 
 # Classes that end an example: after a crash, a hang or a broken adapter nothing else is asked.
 _ENDS_EXAMPLE = (failures.CRASH, failures.HANG, failures.ADAPTER_ERROR, failures.INTERNAL_ERROR)
@@ -250,7 +250,7 @@ class GroupContext:
             return True  # nothing it checks is promised: not run, not counted
         answered = []  # a relation between calls holds only where some call returned a result
         if BY_NAME[name].relation is not None and args and callable(args[-1]):
-            args = args[:-1] + (_noting_answers(args[-1], answered),)
+            args = args[:-1] + (noting_answers(args[-1], answered),)
         start, made_before = time.perf_counter(), len(self.calls)
         prop = BY_NAME[name]
         try:
@@ -270,7 +270,7 @@ class GroupContext:
                     self.found_from[id(violation)] = made_before  # its own calls, the relation's pair
             if all(filed_rule(seen) != filed_rule(violation) for seen in self.found):
                 self.found_after.setdefault(id(violation), len(self.calls))
-                violation.signature = self._signature(violation)
+                violation.signature = result_signature(violation, self.calls, self.outputs, self.calls_until(violation))
                 self.found.append(violation)
             return False
         finally:
@@ -279,21 +279,6 @@ class GroupContext:
             return True  # it compared no result (none applied, or every call was refused): no verdict
         self.held(name)
         return True
-
-    def _signature(self, violation) -> tuple:
-        """What the result of the call that broke `violation` shows (properties.evidence)."""
-        from topkspec.properties.evidence import signature
-
-        if violation.failure_class != failures.WRONG_RESULT:
-            return ()
-        until = self.calls_until(violation)
-        if not until or self.outputs[until - 1] is None:
-            return ()
-        case, x = self.calls[until - 1]
-        try:
-            return signature(case, x, *self.outputs[until - 1])
-        except Exception:  # an output the evidence cannot be read from: the rule alone keys it
-            return ()
 
     def _on_one_call(self, violation, check, args, options, *, since=0, open_data=False):
         """A relation between calls that broke because one of its calls returned a wrong result

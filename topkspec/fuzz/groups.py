@@ -314,7 +314,8 @@ def _open_inputs(profile, floats, options):
     anything = case_and_input(profile, allow_nan=True, **options)
     if not floats:
         return anything
-    return st.one_of(case_and_input(profile, dtypes=floats, allow_nan=True, require_nan=True, **options), anything)
+    others = {name: value for name, value in options.items() if name != "dtypes"}  # floats are offered ones
+    return st.one_of(case_and_input(profile, dtypes=floats, allow_nan=True, require_nan=True, **others), anything)
 
 
 def _nothing_to_judge(group: str, contract, profile) -> bool:

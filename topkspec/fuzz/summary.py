@@ -96,7 +96,7 @@ def kind_counts(result) -> list[str]:
     if not result.failures:
         return []
     counts = result.failures_by_kind()
-    lines = [f"failures by kind (the run fails on {', '.join(result.fail_on)}; an adapter error always, "
+    lines = [f"failures by kind (the run fails on {', '.join(result.fail_on)}; the adapter's own errors always, "
              f"open never):"]
     lines += [f"  {kind:<28} {counts[kind]}" for kind in (*KINDS, ADAPTER) if counts[kind]]
     if not result.failing():
