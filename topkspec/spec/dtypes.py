@@ -62,7 +62,7 @@ SIGNED_INT_TYPES = ("int8", "int16", "int32", "int64")
 UNSIGNED_INT_TYPES = ("uint8", "uint16", "uint32", "uint64")
 ALL_VALUE_TYPES = FLOAT_TYPES + SIGNED_INT_TYPES + UNSIGNED_INT_TYPES
 
-_ALIASES = {
+ALIASES = {  # other names of value types, in lower case (the input forms export them)
     "float": "float32",
     "double": "float64",
     "half": "float16",
@@ -83,7 +83,7 @@ def canonical(name: str) -> str:
     if text.upper().startswith("DML_TENSOR_DATA_TYPE_"):
         text = text[len("DML_TENSOR_DATA_TYPE_"):]
     lowered = text.lower()
-    lowered = _ALIASES.get(lowered, lowered)
+    lowered = ALIASES.get(lowered, lowered)
     if lowered in ALL_VALUE_TYPES:
         return lowered
     raise ValueError(f"unknown data type {name!r}")

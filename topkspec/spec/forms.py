@@ -9,13 +9,11 @@ ASCII letters only (a name with any other character matches nothing); *digits* a
 """
 from __future__ import annotations
 
+from topkspec.spec.dtypes import ALIASES as DTYPE_ALIASES, ALL_VALUE_TYPES
 from topkspec.spec.tables import DML_AXIS_DIRECTIONS, DML_DATA_TYPES, DML_FEATURE_LEVELS, DML_OPERATOR_TYPES
 
 TRIM = " \t\n\r"
 NEWEST_LEVEL = max(DML_FEATURE_LEVELS, key=DML_FEATURE_LEVELS.get)
-DTYPE_ALIASES = {"float": "float32", "double": "float64", "half": "float16", "bf16": "bfloat16"}
-_CANONICAL_DTYPES = ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64",
-                     "uint8", "uint16", "uint32", "uint64")
 _HEX = frozenset("0123456789abcdef")
 
 
@@ -48,24 +46,25 @@ _DIRECTION_SPELLINGS = {s: value for name, value in DML_AXIS_DIRECTIONS.items()
 _LEVELS_READ: dict = {}  # FeatureLevel strings already read (a bounded number)
 
 
+def _named(value, spellings: dict, table: dict, prefix: str, otherwise):
+    """The name in `table` that `value` spells (a usual spelling, the number, or the name in any
+    case with `prefix` optional), else `otherwise`."""
+    if type(value) is str and value in spellings:
+        return spellings[value]
+    if type(value) is int:
+        return next((name for name, v in table.items() if v == value), otherwise)
+    name = _ascii_name(value, prefix)
+    return name if name in table else otherwise
+
+
 def dml_operator(value):
     """"TOP_K1" for DML_OPERATOR_TOP_K1, top_k1 or 112; None for anything else."""
-    if type(value) is str and value in _OP_SPELLINGS:
-        return _OP_SPELLINGS[value]
-    if type(value) is int:
-        return next((name for name, v in DML_OPERATOR_TYPES.items() if v == value), None)
-    name = _ascii_name(value, "DML_OPERATOR_")
-    return name if name in DML_OPERATOR_TYPES else None
+    return _named(value, _OP_SPELLINGS, DML_OPERATOR_TYPES, "DML_OPERATOR_", None)
 
 
 def dml_data_type(value):
     """"FLOAT32" for DML_TENSOR_DATA_TYPE_FLOAT32, float32 or 1; other values unchanged."""
-    if type(value) is str and value in _DATA_TYPE_SPELLINGS:
-        return _DATA_TYPE_SPELLINGS[value]
-    if type(value) is int:
-        return next((name for name, v in DML_DATA_TYPES.items() if v == value), value)
-    name = _ascii_name(value, "DML_TENSOR_DATA_TYPE_")
-    return name if name in DML_DATA_TYPES else value
+    return _named(value, _DATA_TYPE_SPELLINGS, DML_DATA_TYPES, "DML_TENSOR_DATA_TYPE_", value)
 
 
 def dml_direction(value):
@@ -130,7 +129,7 @@ def onnx_dtype(value):
     if text.startswith("dml_tensor_data_type_"):
         text = text[len("dml_tensor_data_type_"):]
     text = DTYPE_ALIASES.get(text, text)
-    return text if text in _CANONICAL_DTYPES else value
+    return text if text in ALL_VALUE_TYPES else value
 
 
 _TERMS = {
