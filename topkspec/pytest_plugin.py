@@ -194,6 +194,7 @@ class TopKSession:
         """{group: (strategy, example, ctx)}: the example draws nothing, so the session may be
         built inside a test (the HypoFuzz form builds it in its first)."""
         from topkspec.fuzz import group_example, plan_groups
+        from topkspec.fuzz.batches import example_strategy
         from topkspec.fuzz.config import shape_limits
         from topkspec.suite import group_budgets
 
@@ -205,7 +206,7 @@ class TopKSession:
                                                    contract=self.result.contract, **shapes).items():
             self.result.budgets[group] = budgets[group]
             example, ctx = group_example(self.target, self.result, group, body, strict_doc=self.strict_doc)
-            groups[group] = (strategy, example, ctx)
+            groups[group] = (example_strategy(group, strategy), example, ctx)
             self.bodies[group] = body
         return groups
 
@@ -239,6 +240,8 @@ class TopKSession:
         if not planned:
             return []
         kept = planned[2].failures
+        for key, failure in planned[2].unraised.items():  # one search only: kept as found
+            kept.setdefault(key, failure)
         for key, failure in list(kept.items()):  # as small as the bug allows, once per failure
             if key not in self.reduced and reducible(failure):
                 kept[key] = reduce_failure(self.target, self.result, failure, self.bodies[group],

@@ -5,7 +5,9 @@
 - results: what a run produces (Failure, RunResult);
 - context: a group's calls to the target, timed and guarded;
 - groups: the property groups (plan_groups) and the budget (split_budget);
-- run: the run loop (run_fuzz, group_test, group_example);
+- run: the run loop (run_fuzz);
+- examples: one drawn example checked (group_test, group_example); batches and prefetch: many
+  cases in one example, their calls sent to a worker together;
 - resolve: which target a run drives, and in which process (resolve_target);
 - summary: progress lines and the summary (format_summary);
 - matrix: many targets and profiles in one run;
@@ -24,7 +26,7 @@ _WHERE = {
     "KeyedDatabase": "database", "open_database": "database",
     "Failure": "results", "RunResult": "results", "record_failure": "results",
     "plan_groups": "groups", "split_budget": "groups",
-    "run_fuzz": "run", "group_test": "run", "group_example": "run", "resolve_target": "resolve",
+    "run_fuzz": "run", "group_test": "examples", "group_example": "examples", "resolve_target": "resolve",
     "format_summary": "summary", "Progress": "summary",
     "run_matrix": "matrix", "run_bench": "bench",
 }

@@ -59,7 +59,30 @@ def _target_once(name: str, max_examples: int, seed: int, progress, isolate: boo
     from topkspec.fuzz.run import run_fuzz
 
     return run_fuzz(RunConfig(target=name, max_examples=max_examples, seed=seed, settings="ci",
-                              shrink=False, progress=progress, isolate=isolate, database=database))
+                              shrink=False, progress=progress, isolate=isolate, database=database,
+                              keep_calls=True))
+
+
+def bare_rate(name: str, calls, timeout: float) -> float | None:
+    """Cases per second of the runtime alone on `calls` [(case, x)], the cases a campaign
+    made: a fresh target in this process (no worker), each call once in the campaign's order,
+    with no generation and no checks. A refusal or an error is the runtime's answer too, and
+    counts. None when there were no calls."""
+    from topkspec.fuzz.resolve import resolve_target
+
+    if not calls:
+        return None
+    target = resolve_target(name, isolate=False, timeout=timeout)
+    try:
+        start = time.perf_counter()
+        for case, x in calls:
+            try:
+                target.run(case, x)
+            except Exception:  # a refusal, as the campaign met it: still a call made
+                pass
+        return len(calls) / (time.perf_counter() - start)
+    finally:
+        target.close()
 
 
 def database_kind(where: str | None) -> str:
@@ -76,14 +99,19 @@ def _share_of_floor(run, before, after) -> float:
     return (run.total_examples / run.seconds) / (before[0] / floor_seconds)
 
 
-def _target_line(name: str, paired, database: str | None = None) -> dict:
+def _target_line(name: str, paired, database: str | None = None, bare: float | None = None) -> dict:
     """The run whose share of the floor is the median of `paired` [(share, run)] (the same
     seed draws the same examples each time); generation is what Hypothesis spends outside the
-    example bodies (drawing and bookkeeping)."""
+    example bodies (drawing and bookkeeping). `bare`: the runtime's own cases per second on
+    that run's cases (bare_rate)."""
     share, result = _median(paired, key=lambda pair: pair[0])
     timing = result.timing
+    cases_per_s = result.cases / result.seconds
     return {"target": name, "profile": result.profile, "examples": result.total_examples,
             "examples_per_s": round(result.total_examples / result.seconds, 1),
+            "cases": result.cases, "cases_per_s": round(cases_per_s, 1),
+            "bare_cases_per_s": None if bare is None else round(bare, 1),
+            "of_bare": None if not bare else round(cases_per_s / bare, 4),
             "generation_s": round(timing["group_s"] - timing["body_s"], 3),
             "target_s": round(timing["target_s"], 3), "checks_s": round(timing["checks_s"], 3),
             "seconds": round(result.seconds, 3), "start_s": round(result.start_seconds, 3),
@@ -202,7 +230,9 @@ def run_bench(names, *, max_examples: int = 300, seed: int = 0, repeat: int = 3,
     yield _floor_line(floor_samples)
     profiles = []
     for name, runs in paired.items():
-        line = _target_line(name, runs, database)
+        median_run = _median(runs, key=lambda pair: pair[0])[1]
+        bare = bare_rate(name, median_run.call_log, median_run.timeout or 10.0)
+        line = _target_line(name, runs, database, bare)
         if line["profile"] not in profiles:
             profiles.append(line["profile"])
         yield line

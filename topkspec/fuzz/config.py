@@ -89,6 +89,7 @@ class RunConfig:
     contract: object = None  # what the runtime promises: a Contract or a TOML file; None: the target's own
     nan_order: str | None = None  # --nan-order largest|totalorder|smallest: the NaN order checked; None: as the contract
     fail_on: object = None  # the kinds whose failures fail the run: ids, or "a,b" as --fail-on; None: every bug kind
+    keep_calls: bool = False  # keep every call's (case, x) on the result (the bench replays them bare)
 
 
 def shape_limits(settings_name: str | None, max_axis_size: int | None, max_elements: int | None) -> dict:

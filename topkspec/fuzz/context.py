@@ -27,6 +27,7 @@ from topkspec.targets.base import AdapterError, Rejected, Target, describe_error
 from topkspec.targets.quiet import quieted
 from topkspec.targets.refusal import InternalError, as_judged
 from topkspec.fuzz.answers import internal_error_violation as _internal_error, noting_answers, result_signature
+from topkspec.fuzz.prefetch import taken
 
 # Classes that end an example: after a crash, a hang or a broken adapter nothing else is asked.
 _ENDS_EXAMPLE = (failures.CRASH, failures.HANG, failures.ADAPTER_ERROR, failures.INTERNAL_ERROR)
@@ -57,10 +58,7 @@ class GroupContext:
     """State shared by a group's examples: the target, counters, and the last failure seen."""
 
     def __init__(self, target: Target, result: RunResult, group: str, strict_doc: bool = False):
-        self.target = target
-        self.result = result
-        self.group = group
-        self.strict_doc = strict_doc
+        self.target, self.result, self.group, self.strict_doc = target, result, group, strict_doc
         self.calls: list = []
         self.outputs: list = []
         self.found: list = []  # the example's violations, most specific first
@@ -68,7 +66,10 @@ class GroupContext:
         self.found_after: dict = {}  # id(violation) -> the example's calls made when it was found
         self.found_from: dict = {}  # id(violation) -> the example's calls made before its property's first
         self.failures: dict = {}  # key -> the latest Failure raised (after shrinking: the shrunk one)
+        self.unraised: dict = {}  # key -> a Failure of an example's later case, never raised (fuzz.examples)
+        self.case_limit = None  # the group's count of cases at which a search stops checking (fuzz.run)
         self.fatal = Counter()  # crash/hang examples seen in this group
+        self.prefetched, self.fatal_call = {}, None  # answers sent ahead for an example's cases (fuzz.prefetch)
         # What the runtime promises (the run's --contract, else the target's): the rules it
         # leaves open fail no target either way (spec.contracts.unpromised_rules).
         self.contract = getattr(result, "contract", None) or target.contract
@@ -80,8 +81,7 @@ class GroupContext:
         return next(reversed(self.failures.values()), None)
 
     def start_example(self) -> None:
-        self.calls, self.outputs, self.found, self.kept, self.found_after = [], [], [], set(), {}
-        self.found_from = {}
+        self.calls, self.outputs, self.found, self.kept, self.found_after, self.found_from = [], [], [], set(), {}, {}
 
     def calls_until(self, violation) -> int:
         """How many of the example's calls had been made when `violation` was found: a failure
@@ -192,7 +192,7 @@ class GroupContext:
         self.outputs.append(None)
         start = time.perf_counter()
         try:
-            wait = self._guard(lambda: self.target.submit(case, x), case, rule=rule)
+            wait = taken(self, case, x) or self._guard(lambda: self.target.submit(case, x), case, rule=rule)
             if meanwhile is not None:  # timed as checks, not as the target's
                 paused = time.perf_counter()
                 meanwhile()

@@ -170,6 +170,8 @@ class RunResult:
     # steps kept)
     reductions: list = field(default_factory=list)
     fail_on: tuple = DEFAULT_FAIL_ON  # the kinds whose failures fail the run (--fail-on; spec.kinds)
+    cases: int = 0  # calls made on the target by the searches (a case: one TopK call and its checks)
+    call_log: list | None = None  # [(case, x)] of those calls, when the run keeps them (RunConfig.keep_calls)
 
     def note_failure(self) -> None:
         """Keep when the first failure was raised (time to the first failure)."""

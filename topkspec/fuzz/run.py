@@ -26,28 +26,26 @@ import time
 import unittest
 import zlib
 
-from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis import seed as hypothesis_seed
 
 from topkspec.errors import remove_if_empty, writable_folder
-from topkspec.properties.failures import Violation
-from topkspec.properties.result import remembered_references
 from topkspec.fuzz.config import (
     DEFAULT_DATABASE, MAX_SEARCHES, SETTINGS, SETTINGS_WITH_DATABASE, RunConfig, RunError, register_settings,
     shape_limits,
 )
-from topkspec.fuzz.context import GroupContext
+from topkspec.fuzz.batches import batched, searches_for
+from topkspec.fuzz.examples import group_example, group_test  # noqa: F401 (group_example: re-exported)
 from topkspec.fuzz.confirm import ALONE, Keeper, replayer_for
 from topkspec.fuzz.ctrl_c import CtrlC
 from topkspec.fuzz.database import KeyedDatabase, open_database
-from topkspec.fuzz.groups import descriptor_rules_in_force, case_of, plan_groups, split_budget
+from topkspec.fuzz.groups import descriptor_rules_in_force, plan_groups, split_budget
 from topkspec.fuzz.minimal import reduce_failures
 from topkspec.fuzz.resolve import resolve_target
-from topkspec.fuzz.results import ONE_CALL_RELATIONS, Failure, RunResult, group_failures, record_failure
+from topkspec.fuzz.results import RunResult, group_failures, record_failure
 from topkspec.fuzz.summary import Progress
 from topkspec.spec.kinds import fail_on_kinds
 from topkspec.targets.base import Target
-from topkspec.targets.history import CallHistory
 from topkspec.targets.isolation import IsolatedTarget
 
 
@@ -130,7 +128,8 @@ def _search(config: RunConfig, target: Target | None, made: list) -> RunResult:
                            notes=notes, strict_doc=config.strict_doc, known=known,
                            report_known=config.report_known, documents_only=config.documents_only,
                            computes=target.computes, in_worker=isinstance(target, IsolatedTarget),
-                           timeout=_call_limit(target, config.timeout), fail_on=fail_on_kinds(config.fail_on))
+                           timeout=_call_limit(target, config.timeout), fail_on=fail_on_kinds(config.fail_on),
+                           call_log=[] if config.keep_calls else None)
         keep = _keeper(config, target, result, profile, notes)
         replayer = keep.replayer
         groups = plan_groups(target, profile, strict_doc=config.strict_doc, contract=contract,
@@ -216,92 +215,6 @@ def run_contract(config: RunConfig, target: Target):
         raise RunError(str(exc)) from None
 
 
-def group_test(target, result, group, strategy, body, *, progress=None, strict_doc=False, ctrl_c=None):
-    """(test, ctx): a Hypothesis test (not yet given settings) checking `group` against the
-    target; after it fails, ctx.failures holds each failure, shrunk. With `ctrl_c` (a CtrlC),
-    an example after a Ctrl-C raises KeyboardInterrupt whatever swallowed the first one."""
-    example, ctx = group_example(target, result, group, body, progress=progress, strict_doc=strict_doc,
-                                 ctrl_c=ctrl_c)
-    return given(strategy)(example), ctx
-
-
-def group_example(target, result, group, body, *, progress=None, strict_doc=False, ctrl_c=None):
-    """(example, ctx): the function that checks one drawn example of `group` (group_test's
-    test before @given), for a test that draws the example itself."""
-    ctx = GroupContext(target, result, group, strict_doc=strict_doc)
-    history = _history(target, result)
-
-    def run_example(data):
-        if ctrl_c is not None and ctrl_c.pressed:
-            raise KeyboardInterrupt
-        ctx.start_example()
-        mark = history.count  # the number of the example's first call
-        if ctx.stopped():
-            return  # enough crashing/hanging replays: keep the smallest one seen
-        result.examples[group] += 1
-        if progress is not None:
-            progress.update(result, group)
-        start = time.perf_counter()
-        try:
-            try:
-                with remembered_references():  # the example's checks share the reference's results
-                    judged = body(ctx, data)
-            except Violation as violation:  # a crash, hang, broken adapter or refusal: the example ends
-                ctx.found.append(violation)
-                judged = True
-            if history is not getattr(target, "history", None):  # a target in this process: kept here
-                for call in ctx.calls:
-                    history.record(*call)
-            if judged:
-                result.judged[group] += 1
-            ctx.end_example()
-            if ctx.found:
-                case, x, draw = _example_case(ctx, group, data)
-                ctx.settle(case, lambda violation: _failure(ctx, violation, case, x, draw, history.before, mark))
-        finally:
-            result.timing["body_s"] += time.perf_counter() - start
-
-    # The test Hypothesis runs is this short function: each search reads its source to name it
-    # (2.5 ms for the body above, 0.03 ms for this), and a run may make many searches.
-    def example(data):
-        run_example(data)
-
-    return example, ctx
-
-
-def _history(target, result) -> CallHistory:
-    """The calls made in the target's process: its worker's, or, for a target in this
-    process, those of the run (kept on the result, shared by its groups)."""
-    if isinstance(getattr(target, "history", None), CallHistory):
-        return target.history
-    if result.history is None:
-        result.history = CallHistory()
-    return result.history
-
-
-def _failure(ctx, violation, case, x, draw, before, mark) -> Failure:
-    """The example's Failure for `violation`, with the calls made before it in its process
-    (`before(number)`; `mark`: the number of the example's first call). A failure seen on one
-    call is that call's: the example's calls before it count as earlier calls too."""
-    until, since = ctx.calls_until(violation), ctx.calls_from(violation)
-    failure = Failure(target=ctx.target.name, group=ctx.group, violation=violation, case=case, x=x,
-                      calls=ctx.calls[since:until], outputs=ctx.outputs[since:until], draw=draw)
-    own = until - 1 if until and failure.relation in ONE_CALL_RELATIONS and ctx.group != "invalid" else since
-    failure.earlier = before(mark + own)
-    return failure
-
-
-def _example_case(ctx, group, data):
-    """(case, x, draw) of an example: the case as the target was judged on it, the input of
-    its first call, and the draw of an invalid descriptor (None elsewhere)."""
-    draw = data if group == "invalid" else None
-    case = draw.case if draw is not None else ctx.judged(data[0])
-    if case is None:  # a descriptor the target judged as written
-        case = case_of(draw)
-    x = ctx.calls[0][1] if ctx.calls else (None if draw is not None else data[1])
-    return case, x, draw
-
-
 def _keeper(config, target, result, profile, notes):
     """The function that keeps a group's failures (see confirm.Keeper): each new one replayed
     in a fresh process first, unless the run was asked not to or the target cannot be."""
@@ -339,6 +252,20 @@ def _passes(group_settings, seed, group: str):
         yield later, (zlib.crc32(f"{seed}|{group}|{number}".encode()) if repeatable else None)
 
 
+def _cases_left(group: str, left: int) -> bool:
+    """Whether a search of a batched group ended with some of its cases unspent: Hypothesis
+    draws short lists first, so a search may draw fewer cases than it was given."""
+    return batched(group) and left >= 1
+
+
+def _take_unraised(ctx) -> None:
+    """Keep the failures of an example's later cases that Hypothesis never raised (see
+    fuzz.examples), as found: while a later pass can raise and shrink them, they wait for it
+    (it passes over the failures kept, so they come first there)."""
+    for key, failure in ctx.unraised.items():
+        ctx.failures.setdefault(key, failure)
+
+
 def _run_group(target, result, group, strategy, body, group_settings, seed, progress, *, strict_doc=False,
                ctrl_c=None, stop_at_first=False, keep=None, replayed=None) -> None:
     """Run one group: its passes (see _passes) until one finds nothing new or the group's
@@ -356,21 +283,26 @@ def _run_group(target, result, group, strategy, body, group_settings, seed, prog
             return
         test, ctx = group_test(target, result, group, strategy, body, progress=progress, strict_doc=strict_doc,
                                ctrl_c=ctrl_c)
+        ctx.case_limit = None if replay else result.examples[group] + left
         if pass_seed is not None:
             test = hypothesis_seed(pass_seed)(test)
         # the settings go on after the seed: @seed alone drops the database, and a seeded run
         # would save none of its failures (its search passes never read the database: still
         # repeatable)
-        test = settings(pass_settings, max_examples=max(1, left))(test)
+        test = settings(pass_settings, max_examples=searches_for(group, left))(test)
         group_start, confirming = time.perf_counter(), result.timing["confirm_s"]
         try:
             test()
         except KeyboardInterrupt:
+            _take_unraised(ctx)
             keep(ctx, confirm=False)  # found before the interrupt (perhaps not fully shrunk)
             raise
         except Exception as exc:  # the group's shrunk failures (one, a group of them, or reported flaky)
             if not ctx.failures and not isinstance(exc, unittest.SkipTest) and not (ctrl_c and ctrl_c.pressed):
                 result.errors.append((group, f"{type(exc).__name__}: {exc}"))
+            last = MAX_SEARCHES - (group_settings.database is None)  # the index of the last pass
+            if index >= last or stop_at_first or share - (result.examples[group] - start_count) < 1:
+                _take_unraised(ctx)  # no later pass will raise and shrink them: kept as found
             keep(ctx)
             if ctrl_c and ctrl_c.pressed:  # the interrupt, folded by Hypothesis into its own error
                 raise KeyboardInterrupt from None
@@ -378,7 +310,7 @@ def _run_group(target, result, group, strategy, body, group_settings, seed, prog
                 return  # a fault of the suite: searching again would meet it again
         else:
             keep(ctx)
-            if not replay:
+            if not replay and not _cases_left(group, share - (result.examples[group] - start_count)):
                 return  # nothing new found: the search used what it was given
         finally:  # the group's search, without confirming its failures (timed apart)
             result.timing["group_s"] += time.perf_counter() - group_start - (result.timing["confirm_s"] - confirming)

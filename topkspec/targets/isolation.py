@@ -18,7 +18,6 @@ worker ignores Ctrl-C: the run that started it decides when to stop, and stops i
 from __future__ import annotations
 
 import multiprocessing
-import os
 import signal
 import sys
 import threading
@@ -26,75 +25,15 @@ import time
 
 from topkspec.errors import TargetCrashed, TargetHung, describe_exit
 from topkspec.targets.history import CallHistory
-from topkspec.targets.wire import SharedBlock, Wire, attach
-from topkspec.targets.base import AdapterError, Rejected, Target, describe_error
-from topkspec.targets.quiet import quieted
-from topkspec.targets.refusal import InternalError, internal_error
+from topkspec.targets.wire import SharedBlock, Wire
+from topkspec.targets.base import AdapterError, Rejected, Target
+from topkspec.targets.refusal import InternalError
+from topkspec.targets.worker_side import worker_main as _worker_main
 from topkspec.targets.registry import TargetError
 
 DEFAULT_TIMEOUT = 5.0  # seconds per call; a TopK on the suite's small tensors takes milliseconds
 START_TIMEOUT = 120.0  # importing a runtime in a fresh process can take a while
 _POLL_SLICE = 0.25  # wait in slices, so Ctrl-C is noticed on every platform
-
-def _build(spec):
-    if isinstance(spec, Target):
-        return spec
-    from topkspec.targets.registry import get_target
-    return get_target(spec)
-
-
-def _info(target) -> dict:
-    return {"name": target.name, "version": target.version(), "validates": target.validates,
-            "validates_tables": target.validates_tables, "index_dtype": target.index_dtype,
-            "default_profile": target.default_profile, "support_fields": target.support_fields,
-            "contract": target.contract.to_dict(), "smallest_by_key": target.smallest_by_key,
-            "k_forms": tuple(getattr(target, "k_forms", ()))}
-
-
-def _worker_main(conn, spec, block_name=None) -> None:
-    """Serve requests (method, args) from `conn` until told to stop; answer (status, payload).
-    Arrays travel through the run's shared block `block_name` (see topkspec.targets.wire).
-
-    Whatever the target prints goes to stderr, so it cannot mix with the run's own output."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
-    try:
-        os.dup2(2, 1)
-    except OSError:
-        pass
-    try:
-        memory = attach(block_name)
-    except OSError as exc:  # the run's block is gone: say so, in a message that needs no block
-        Wire(conn, None, half=1).send(("error", f"cannot attach the run's shared memory: {exc}"))
-        return
-    conn = Wire(conn, memory, half=1)
-    try:
-        target = _build(spec)
-        with quieted(target):  # the runtime's own logging, as the target says to quiet it
-            info = _info(target)
-        conn.send(("ok", info))
-    except Exception as exc:
-        conn.send(("error", f"{type(exc).__name__}: {exc}"))
-        return
-    while True:
-        try:
-            method, args = conn.recv()
-        except (EOFError, OSError):
-            return
-        if method == "stop":
-            target.close()
-            return
-        try:
-            with quieted(target):
-                answer = getattr(target, method)(*args)
-            conn.send(("ok", answer))
-        except Rejected as exc:  # the library failing in its own code is no refusal (targets.refusal)
-            internal = internal_error(target, exc)
-            conn.send(("internal-error", str(internal)) if internal is not None else ("rejected", str(exc)))
-        except AdapterError as exc:
-            conn.send(("adapter-error", str(exc)))
-        except Exception as exc:  # not a refusal (only Rejected is): the adapter broke
-            conn.send(("adapter-error", f"{target.name}.{method}() raised {describe_error(exc)}"))
-
 
 class _ctrl_c_ignored:
     """Ignore Ctrl-C while a worker starts: on POSIX the new process inherits the ignored
@@ -328,13 +267,62 @@ class IsolatedTarget(Target):
         self._remember(case, x)
         return wait
 
+    def submit_many(self, calls):
+        """Send the runs `calls` [(case, x)] to the worker in one request; return a function
+        that waits for their answers: {index in calls: (history number, wait)}, each wait
+        giving the call's result or raising as `run` would. Each call has the time limit of
+        one. A call that crashes or hangs the worker is the only one answered then (its wait
+        raises TargetCrashed or TargetHung; the worker is stopped): those after it never ran,
+        and those before it lost their answers with the worker, to be asked again."""
+        self._request("run_many", list(calls))
+        process = self._process
+
+        def wait():
+            if self._pending is not wait:
+                raise RuntimeError("each answer is waited for once")
+            try:
+                return self._answers(calls, process)
+            finally:
+                if self._pending is wait:
+                    self._pending = None
+        self._pending = wait
+        return wait
+
+    def _answers(self, calls, process) -> dict:
+        """The answers of a run_many request (see submit_many) from the worker `process`."""
+        begun = -1  # the call the worker said it began last
+        while True:
+            try:
+                status, payload = self._receive()
+            except (TargetCrashed, TargetHung) as exc:
+                if begun < 0:
+                    raise
+                for case, x in calls[:begun + 1]:  # what the worker that ended ran
+                    self._remember_in(process, case, x)
+
+                def fatal(failed=exc):
+                    raise type(failed)(str(failed))
+                return {begun: (self.history.count - 1, fatal)}
+            if status != "begin":
+                break
+            begun = payload
+        for case, x in calls:
+            self._remember_in(process, case, x)
+        first = self.history.count - len(calls)
+        return {number: (first + number, lambda answer=answer: self._payload(*answer))
+                for number, answer in enumerate(self._payload(status, payload))}
+
     # -- the worker's history: what it ran, for replaying a failure with its earlier calls --
 
     def _remember(self, case, x) -> None:
         """Record a run sent to the worker; a new worker starts a new history."""
-        if self._history_worker is not self._process:
+        self._remember_in(self._process, case, x)
+
+    def _remember_in(self, process, case, x) -> None:
+        """Record a run `process` served; another worker than the last starts a new history."""
+        if self._history_worker is not process:
             self.history.forget()
-            self._history_worker = self._process
+            self._history_worker = process
         self.history.record(case, x)
 
     def close(self) -> None:
