@@ -268,11 +268,16 @@ def check_bench(block, runs, where):
     assert_code(done, 0, block.where)
     lines = [json.loads(line) for line in done.out.splitlines() if line.startswith("{")]
     by_target = {line.get("target"): line for line in lines if "target" in line}
-    fields = set(re.findall(r"`(of_floor|of_floor_runs|start_s|in_worker)`", prose_before(block)))
-    assert fields, f"{block.where}: the page no longer explains of_floor, of_floor_runs, start_s and in_worker"
+    explained = ("of_floor", "of_floor_runs", "start_s", "in_worker", "cases_per_s", "bare_cases_per_s", "of_bare")
+    fields = set(re.findall(r"`(" + "|".join(explained) + r")`", prose_before(block)))
+    assert fields == set(explained), f"{block.where}: the page no longer explains {set(explained) - fields}"
     for name in names:
         assert name in by_target, f"{block.where}: no line for {name}\n{done}"
-        assert fields <= set(by_target[name]), f"{block.where}: {name} lacks {fields - set(by_target[name])}"
+        line = by_target[name]
+        assert fields <= set(line), f"{block.where}: {name} lacks {fields - set(line)}"
+        assert line["cases"] > 0 and line["bare_cases_per_s"] > 0, f"{block.where}: {line}"
+        assert line["of_bare"] == round(line["cases_per_s"] / line["bare_cases_per_s"], 4) or \
+            abs(line["of_bare"] - line["cases_per_s"] / line["bare_cases_per_s"]) < 0.01, f"{block.where}: {line}"
 
 
 def check_bench_bugs(block, runs, where):
