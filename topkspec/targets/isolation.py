@@ -48,7 +48,8 @@ def _info(target) -> dict:
             "validates_tables": target.validates_tables, "index_dtype": target.index_dtype,
             "default_profile": target.default_profile, "support_fields": target.support_fields,
             "contract": target.contract.to_dict(), "smallest_by_key": target.smallest_by_key,
-            "k_forms": tuple(getattr(target, "k_forms", ()))}
+            "k_forms": tuple(getattr(target, "k_forms", ())),
+            "graph_contexts": bool(getattr(target, "graph_contexts", False))}
 
 
 def _worker_main(conn, spec, block_name=None) -> None:
@@ -296,6 +297,7 @@ class IsolatedTarget(Target):
     default_profile = _reported("default_profile")
     smallest_by_key = _reported("smallest_by_key")
     k_forms = _reported("k_forms")
+    graph_contexts = _reported("graph_contexts")
 
     @property
     def contract(self):
