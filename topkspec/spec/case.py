@@ -141,8 +141,9 @@ class Case:
         """One line a person reads: op, type, shape, axis, K, direction."""
         direction = "largest" if self.largest else "smallest"
         order = "" if self.sorted else ", unsorted"
+        graph = f", in graph {self.context}" if self.context else ""
         return (f"{self.op} [{self.profile}] {self.dtype}{list(self.shape)} "
-                f"axis={self.axis} k={self.k} {direction}{order}")
+                f"axis={self.axis} k={self.k} {direction}{order}{graph}")
 
 
 def selects_largest(case) -> bool:

@@ -6,7 +6,9 @@ the case's own K and the drawn tensor as X, so a result is judged as the one-nod
 What each graph holds, by name (the builder is `topkspec.targets.onnx_graphs`):
 
 - `k_shape`: K computed from X's shape at run time (symbolic input dimensions):
-  Shape -> Gather(axis), less a constant when K is below the axis size (Sub).
+  Shape -> Gather(axis as written, a one-element index), less a constant when K is below the
+  axis size (Sub). ONNX Runtime 1.25 failed to load such a model
+  (https://github.com/microsoft/onnxruntime/issues/29072).
 - `k_shape_static`: the same graph over an input with fixed dimensions, so a runtime may fold K
   while it loads the model.
 - `k_shape_min`: Shape -> Slice(axis, axis+1) -> Min with the constant K (Min takes integers from
@@ -17,8 +19,8 @@ What each graph holds, by name (the builder is `topkspec.targets.onnx_graphs`):
 - `x_reshape`: X = Reshape(the input fed flat, X's shape as an initializer).
 - `x_cast`: X = Cast(the input fed in a wider integer type, or in X's own type for floats),
   exact in both.
-- `outputs_consumed`: Values and Indices stay graph outputs and feed other nodes too (Identity;
-  GatherElements of X by Indices where the opset has it), whose outputs come after them.
+- `outputs_consumed`: Values and Indices stay graph outputs and feed other nodes too (Identity,
+  and a Gather of the first index along the axis), whose outputs come after them.
 
 Standard library only.
 """
@@ -34,7 +36,7 @@ CONTEXTS = {
     "x_transpose": (1, "X after a Transpose"),
     "x_reshape": (5, "X after a Reshape"),
     "x_cast": (9, "X after a Cast"),
-    "outputs_consumed": (1, "outputs consumed by Identity / GatherElements"),
+    "outputs_consumed": (1, "outputs consumed by Identity and Gather"),
 }
 # The word a coverage line gives the one-node model.
 NO_CONTEXT = "one node"

@@ -172,4 +172,30 @@ def onnx_repro_fill(target, case, _spec=None, *, k_feed: str = 'feeds["K"] = np.
         node_inputs = '["X", "K"]'
     return {"opset": form.opset, "elem": TensorProto.DataType.Name(dtypes.ONNX_ELEM_TYPES[form.dtype]),
             "k_lines": k_lines, "node_inputs": node_inputs, "attributes": attributes,
-            "ir_version": ir_version_for(form.opset)}
+            "ir_version": ir_version_for(form.opset), **graph_fill(case)}
+
+
+def graph_fill(case) -> dict:
+    """The repro templates' `graph_def` (the source of the case's graph context, before `topk`)
+    and `graph_call` (the line that builds it around the node, after `nodes = [node]`); both
+    empty for the one-node model."""
+    context = getattr(case, "context", None)
+    if not context:
+        return {"graph_def": "", "graph_call": ""}
+    from topkspec.spec import graphs
+    from topkspec.targets import onnx_graphs
+
+    return {"graph_def": onnx_graphs.source_of(context) + "\n\n",
+            "graph_call": f"\n    {context}(x, k, axis, inputs, initializers, feeds, nodes, outputs)"
+                          f"  # the graph around the TopK: {graphs.describe(context)}"}
+
+
+def graph_detail(case) -> tuple:
+    """The line a report's stack gives a case's graph context (none for the one-node model)."""
+    context = getattr(case, "context", None)
+    if not context:
+        return ()
+    from topkspec.spec import graphs
+
+    return (f"the TopK inside a graph: {graphs.describe(context)} (context {context}); its own inputs are the "
+            f"case's X and K",)

@@ -29,7 +29,7 @@ def _k_from_shape(x, k, axis, inputs, initializers, feeds, nodes):
 
     _drop_k(inputs, initializers, feeds)
     n = x.shape[axis]
-    initializers.append(helper.make_tensor("Axis", TensorProto.INT64, [1], [axis % x.ndim]))
+    initializers.append(helper.make_tensor("Axis", TensorProto.INT64, [1], [axis]))  # as written: may be negative
     before = [helper.make_node("Shape", ["X"], ["XShape"]),
               helper.make_node("Gather", ["XShape", "Axis"], ["N" if k < n else "K"], axis=0)]
     if k < n:
@@ -132,24 +132,16 @@ def x_cast(x, k, axis, inputs, initializers, feeds, nodes, outputs):
 
 
 def outputs_consumed(x, k, axis, inputs, initializers, feeds, nodes, outputs):
-    """Values and Indices also feed Identity (and GatherElements of X where the opset has it);
-    their outputs follow Values and Indices among the graph's outputs."""
-    from onnx import helper
+    """Values and Indices also feed other nodes: Identity, and a Gather of the first index along
+    the axis (the best one, as a model picks it); their outputs follow Values and Indices."""
+    from onnx import TensorProto, helper
 
     out = [f"o{i}" for i in range(x.ndim)]
-    values_elem = outputs[0].type.tensor_type.elem_type
-    nodes.append(helper.make_node("Identity", ["Values"], ["ValuesCopy"]))
-    outputs.append(helper.make_tensor_value_info("ValuesCopy", values_elem, out))
-    if _opset_of(nodes) >= 11:
-        nodes.append(helper.make_node("GatherElements", ["X", "Indices"], ["Gathered"], axis=axis))
-        outputs.append(helper.make_tensor_value_info("Gathered", values_elem, out))
-
-
-def _opset_of(nodes) -> int:
-    """The opset the TopK node was made for: its attributes say (largest from 11, K input from 10)."""
-    topk = next(node for node in nodes if node.op_type == "TopK")
-    names = {a.name for a in topk.attribute}
-    return 11 if "largest" in names else 10 if len(topk.input) > 1 else 1
+    initializers.append(helper.make_tensor("First", TensorProto.INT64, [1], [0]))
+    nodes += [helper.make_node("Identity", ["Values"], ["ValuesCopy"]),
+              helper.make_node("Gather", ["Indices", "First"], ["BestIndex"], axis=axis)]
+    outputs += [helper.make_tensor_value_info("ValuesCopy", outputs[0].type.tensor_type.elem_type, out),
+                helper.make_tensor_value_info("BestIndex", TensorProto.INT64, out)]
 
 
 BUILDERS = {f.__name__: f for f in (k_shape, k_shape_static, k_shape_min, k_tensor, k_tensor_constant,
@@ -158,7 +150,7 @@ BUILDERS = {f.__name__: f for f in (k_shape, k_shape_static, k_shape_min, k_tens
 _HELPERS = {"k_shape": (_drop_k, _k_from_shape), "k_shape_static": (_drop_k, _k_from_shape),
             "k_shape_min": (_drop_k,), "k_tensor": (_drop_k, _k_from_tensor),
             "k_tensor_constant": (_drop_k, _k_from_tensor), "x_transpose": (_feed_first,),
-            "x_reshape": (_feed_first,), "x_cast": (_feed_first,), "outputs_consumed": (_opset_of,)}
+            "x_reshape": (_feed_first,), "x_cast": (_feed_first,), "outputs_consumed": ()}
 
 
 def apply(context: str, x, k: int, axis: int, parts: dict) -> None:
@@ -170,4 +162,4 @@ def apply(context: str, x, k: int, axis: int, parts: dict) -> None:
 def source_of(context: str) -> str:
     """The source a repro program defines to build `context`: its helpers and its function."""
     functions = (*_HELPERS[context], BUILDERS[context])
-    return "\n\n".join(inspect.getsource(f).rstrip() for f in functions) + "\n"
+    return "\n\n\n".join(inspect.getsource(f).rstrip() for f in functions) + "\n"

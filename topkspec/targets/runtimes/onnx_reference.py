@@ -9,7 +9,8 @@ import numpy as np
 
 from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target
-from topkspec.targets.onnx_builder import build_case_model, build_topk_model, model_key, onnx_form, onnx_repro_fill
+from topkspec.targets.onnx_builder import (build_case_model, build_topk_model, graph_detail, model_key, onnx_form,
+                                           onnx_repro_fill)
 from topkspec.repro.writers import ReproWriter, RuntimeStack, register_repro_writer, versions
 from topkspec.targets.runtimes import contracts as runtime_contracts
 
@@ -95,7 +96,8 @@ class OnnxReferenceTarget(Target):
 
 def _repro_stack(target, case, _spec=None) -> RuntimeStack:
     return RuntimeStack("ONNX reference evaluator", f"TopK-{onnx_form(case).opset}", "", versions("onnx"),
-                        ("onnx.reference.ReferenceEvaluator over a one-node model, K as a graph input",))
+                        ("onnx.reference.ReferenceEvaluator over a one-node model, K as a graph input",
+                         *graph_detail(case)))
 
 
 register_repro_writer("onnx-reference", ReproWriter("onnx_reference.tmpl", "numpy and onnx", onnx_repro_fill,

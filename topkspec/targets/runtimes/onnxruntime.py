@@ -14,7 +14,7 @@ from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target, first_line
 from topkspec.targets.isolation import TargetCrashed, TargetHung
 from topkspec.targets.onnx_builder import (OnnxTopK, build_case_model, build_topk_model, model_key,
-                                           newest_opset_profile, onnx_form, onnx_repro_fill)
+                                           graph_detail, newest_opset_profile, onnx_form, onnx_repro_fill)
 from topkspec.repro.writers import ReproWriter, RuntimeStack, operator_label, register_repro_writer, versions
 from topkspec.targets.runtimes import contracts as runtime_contracts
 
@@ -276,7 +276,7 @@ def _repro_stack(target, case, _spec=None) -> RuntimeStack:
              "K compiled into the model as an initializer" if getattr(target, "k_constant", False)
              else "K as a graph input")
     details = [f"execution provider {provider}; session options: " + "; ".join(session_lines(provider)),
-               f"one TopK-{form.opset} node, symbolic input dimensions, {k_how}"]
+               f"one TopK-{form.opset} node, symbolic input dimensions, {k_how}", *graph_detail(case)]
     if case.family == "dml":
         details.append(f"the {operator_label(case)} case runs lowered to ONNX TopK-{form.opset}")
     return RuntimeStack("ONNX Runtime", f"TopK-{form.opset}", _DEVICES.get(provider, provider),
