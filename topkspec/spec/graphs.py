@@ -20,7 +20,8 @@ What each graph holds, by name (the builder is `topkspec.targets.onnx_graphs`):
 - `x_cast`: X = Cast(the input fed in a wider integer type, or in X's own type for floats),
   exact in both.
 - `outputs_consumed`: Values and Indices stay graph outputs and feed other nodes too (Identity,
-  and a Gather of the first index along the axis), whose outputs come after them.
+  and a Gather of the first index along the axis), whose outputs come after them. From opset 10:
+  the index is an initializer, which the IR of opset 1 models allows only among the inputs.
 
 Standard library only.
 """
@@ -36,7 +37,7 @@ CONTEXTS = {
     "x_transpose": (1, "X after a Transpose"),
     "x_reshape": (5, "X after a Reshape"),
     "x_cast": (9, "X after a Cast"),
-    "outputs_consumed": (1, "outputs consumed by Identity and Gather"),
+    "outputs_consumed": (10, "outputs consumed by Identity and Gather"),
 }
 # The word a coverage line gives the one-node model.
 NO_CONTEXT = "one node"
