@@ -185,3 +185,19 @@ def test_a_report_of_a_case_in_a_graph_replays_it_in_the_runtimes_own_api(target
     done = _repro(folder)
     assert done.returncode == 0, f"{target_name} {context}: expected exit 0, got {done.returncode}\n" \
                                  f"{done.stdout}{done.stderr}"
+
+
+def test_a_long_campaign_keeps_few_graph_sessions_and_every_one_node_session():
+    from topkspec.targets.onnx_builder import GRAPH_MODELS_KEPT
+    from topkspec.targets.registry import get_target
+
+    target = get_target("onnxruntime")
+    one_node = Case("onnx:24", "TopK", "float32", (3,), 0, 1, index_dtype="int64")
+    target.run(one_node, np.arange(3, dtype=np.float32))
+    for n in range(2, GRAPH_MODELS_KEPT + 12):  # one model per sizes: more than are kept
+        case = one_node.with_(shape=(n,)).with_context("k_shape_static")
+        values, _ = target.run(case, np.arange(n, dtype=np.float32))
+        assert values.tolist() == [n - 1], f"n={n}: expected [{n - 1}], got {values.tolist()}"
+    kept = [key for key in target._sessions if isinstance(key[-1], tuple)]
+    assert len(kept) == GRAPH_MODELS_KEPT, f"expected {GRAPH_MODELS_KEPT} graph sessions kept, found {len(kept)}"
+    assert len(target._sessions) == GRAPH_MODELS_KEPT + 1, "the one-node session was dropped"

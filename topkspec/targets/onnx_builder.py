@@ -118,11 +118,24 @@ def build_case_model(form: OnnxTopK, case, x, *, k_as_input: bool = True) -> tup
     return _model(form, parts), feeds
 
 
+# Graph-context models kept per cache: one per sizes and K would otherwise grow without end.
+GRAPH_MODELS_KEPT = 64
+
+
 def model_key(case, x) -> tuple:
     """What a model built by build_case_model depends on beyond the form, K's place and (where
-    it is in the model) K: the context, and for a context the sizes and K (one model each)."""
+    it is in the model) K: for a graph context, the context, the sizes and K (one model each),
+    as one item that `keep_recent_graphs` knows; () for the one-node model."""
     context = getattr(case, "context", None)
-    return (context, tuple(x.shape), int(case.k)) if context else ()
+    return (("graph", context, tuple(x.shape), int(case.k)),) if context else ()
+
+
+def keep_recent_graphs(cache: dict) -> None:
+    """Forget the oldest graph-context entries of a target's model cache (keys ending in a
+    `model_key`) beyond GRAPH_MODELS_KEPT; one-node models stay."""
+    graphs = [key for key in cache if key and isinstance(key[-1], tuple) and key[-1][:1] == ("graph",)]
+    for key in graphs[:max(0, len(graphs) - GRAPH_MODELS_KEPT)]:
+        del cache[key]
 
 
 def newest_opset_profile(probe) -> str:

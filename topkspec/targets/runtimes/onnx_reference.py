@@ -9,8 +9,8 @@ import numpy as np
 
 from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target
-from topkspec.targets.onnx_builder import (build_case_model, build_topk_model, graph_detail, model_key, onnx_form,
-                                           onnx_repro_fill)
+from topkspec.targets.onnx_builder import (build_case_model, build_topk_model, graph_detail, keep_recent_graphs,
+                                           model_key, onnx_form, onnx_repro_fill)
 from topkspec.repro.writers import ReproWriter, RuntimeStack, register_repro_writer, versions
 from topkspec.targets.runtimes import contracts as runtime_contracts
 
@@ -79,6 +79,7 @@ class OnnxReferenceTarget(Target):
         if case.context:  # the TopK inside a graph (spec.graphs): one evaluator per sizes and K
             model, feeds = build_case_model(form, case, x)
             evaluator = self._evaluator(form, int(case.k), model, model_key(case, x))
+            keep_recent_graphs(self._evaluators)
         else:
             feeds = {"X": x}
             if form.opset >= 10:

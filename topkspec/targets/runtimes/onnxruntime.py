@@ -13,8 +13,9 @@ import numpy as np
 from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target, first_line
 from topkspec.targets.isolation import TargetCrashed, TargetHung
-from topkspec.targets.onnx_builder import (OnnxTopK, build_case_model, build_topk_model, model_key,
-                                           graph_detail, newest_opset_profile, onnx_form, onnx_repro_fill)
+from topkspec.targets.onnx_builder import (OnnxTopK, build_case_model, build_topk_model, graph_detail,
+                                           keep_recent_graphs, model_key, newest_opset_profile, onnx_form,
+                                           onnx_repro_fill)
 from topkspec.repro.writers import ReproWriter, RuntimeStack, operator_label, register_repro_writer, versions
 from topkspec.targets.runtimes import contracts as runtime_contracts
 
@@ -221,6 +222,7 @@ class OnnxRuntimeTarget(Target):
         if getattr(case, "context", None):  # the TopK inside a graph (spec.graphs): one model per sizes and K
             model, feeds = build_case_model(form, case, x, k_as_input=not constant)
             session = self._session(form, int(case.k), constant, model=model, key=model_key(case, x))
+            keep_recent_graphs(self._sessions)
         else:
             feeds = self._feeds(form, x, int(case.k), constant)
             session = self._session(form, int(case.k), constant)  # Rejected when the runtime refuses the model

@@ -44,8 +44,8 @@ import numpy as np
 
 from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target
-from topkspec.targets.onnx_builder import (OnnxTopK, build_case_model, build_topk_model, graph_detail, model_key,
-                                           newest_opset_profile, onnx_form)
+from topkspec.targets.onnx_builder import (OnnxTopK, build_case_model, build_topk_model, graph_detail,
+                                           keep_recent_graphs, model_key, newest_opset_profile, onnx_form)
 from topkspec.targets.quiet import Quieting, native_notices_silenced
 from topkspec.repro.writers import ReproWriter, RuntimeStack, operator_label, register_repro_writer, versions
 from topkspec.targets.runtimes import contracts as runtime_contracts
@@ -204,6 +204,7 @@ class TractTarget(Target):
         if case.context:  # the TopK inside a graph (spec.graphs): one runnable per sizes and K
             model, feeds = build_case_model(form, case, x)
             inputs, runnable = list(feeds.values()), self._runnable(form, int(case.k), model, model_key(case, x))
+            keep_recent_graphs(self._runnables)
         else:
             inputs = self._inputs(form, x, int(case.k))
             runnable = self._runnable(form, int(case.k))  # Rejected when tract refuses the model
