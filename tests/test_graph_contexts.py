@@ -201,3 +201,20 @@ def test_a_long_campaign_keeps_few_graph_sessions_and_every_one_node_session():
     kept = [key for key in target._sessions if isinstance(key[-1], tuple)]
     assert len(kept) == GRAPH_MODELS_KEPT, f"expected {GRAPH_MODELS_KEPT} graph sessions kept, found {len(kept)}"
     assert len(target._sessions) == GRAPH_MODELS_KEPT + 1, "the one-node session was dropped"
+
+
+def test_a_known_entry_can_name_the_graph_it_is_known_in(tmp_path):
+    from topkspec.known import KnownError, load_known
+
+    path = tmp_path / "known.toml"
+    path.write_text('[[known]]\nrule = "out.valid_accepted"\ncontext = "k_shape_static"\n'
+                    'reason = "fails to load K from a static shape"\nurl = "https://example.org/1"\n')
+    known = load_known(str(path), "onnxruntime")
+    args = ("out.valid_accepted", "rejects a valid descriptor", "float32", "onnx:24", "onnxruntime 1.26.0")
+    assert known.match(*args, 3, "k_shape_static") is not None, "the entry's own graph"
+    assert known.match(*args, 3, "k_shape") is None and known.match(*args, 3, None) is None, \
+        "another graph, or the one-node model, is not this deviation"
+    assert "in graph k_shape_static" in known.entries[0].describe(), known.entries[0].describe()
+    path.write_text('[[known]]\nrule = "out.valid_accepted"\ncontext = "k_from_nowhere"\n')
+    with pytest.raises(KnownError, match="k_from_nowhere"):
+        load_known(str(path), "onnxruntime")
