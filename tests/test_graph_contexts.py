@@ -218,3 +218,30 @@ def test_a_known_entry_can_name_the_graph_it_is_known_in(tmp_path):
     path.write_text('[[known]]\nrule = "out.valid_accepted"\ncontext = "k_from_nowhere"\n')
     with pytest.raises(KnownError, match="k_from_nowhere"):
         load_known(str(path), "onnxruntime")
+
+
+def test_onnx_runtime_1_26_fails_to_load_k_from_a_static_shape_as_its_known_list_says():
+    """The regression of microsoft/onnxruntime#29072, where `topkspec env setup onnxruntime@1.26`
+    made its environment: K = Shape -> Gather of a fixed-size input fails to load, K from the
+    same graph with symbolic sizes loads, and the shipped known list declares the first alone."""
+    from topkspec.known import load_known
+    from topkspec.targets.base import Rejected
+    from topkspec.targets.foreign import environments_dir
+    from topkspec.targets.registry import get_target
+
+    if not (environments_dir() / "onnxruntime@1.26").is_dir():
+        pytest.skip("no onnxruntime@1.26 environment (topkspec env setup onnxruntime@1.26)")
+    target = get_target("onnxruntime@1.26")
+    try:
+        x = np.arange(4, dtype=np.float32)
+        case = Case("onnx:24", "TopK", "float32", (4,), -1, 4, index_dtype="int64")
+        with pytest.raises(Rejected, match="K input must be a one-dimensional tensor of size 1"):
+            target.run(case.with_context("k_shape_static"), x)
+        values, _ = target.run(case.with_context("k_shape"), x)
+        assert values.tolist() == [3, 2, 1, 0], values.tolist()
+        known = load_known(None, "onnxruntime")
+        args = ("out.valid_accepted", "rejects a valid descriptor", "float32", "onnx:24", target.version(), 4)
+        assert known.match(*args, "k_shape_static").url.endswith("/issues/29072")
+        assert known.match(*args, "k_shape") is None
+    finally:
+        target.close()
