@@ -160,7 +160,7 @@ def format_tally(group: str, table: dict, *, floor: float = 2.0) -> str:
     for pattern, share in table["shape"].items():
         lines.append(f"  {pattern:<32} {share:5.1f}%{' !' if share < floor else ''}")
     for context, share in table.get("graphs", {}).items():  # the ONNX graph around the TopK
-        lines.append(f"  graph: {context:<57} {share:5.1f}%{' !' if share < floor else ''}")
+        lines.append(f"  graph: {context:<57} {share:5.1f}%")
     width = max([8] + [len(t) for t in types])
     lines.append("  " + " " * 32 + " ".join(f"{t:>{width}}" for t in types))
     for pattern, shares in table["values"].items():
