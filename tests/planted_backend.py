@@ -1,7 +1,8 @@
 """A runtime behind ONNX's Backend API (onnx.backend.base), as a runtime team ships one: a
 Backend subclass whose prepare() checks the model as ONNX's checker does and whose BackendRep
-runs TopK in numpy, the other nodes of a graph as ONNX's reference evaluator does. Right as it stands; the environment variable PLANTED_BACKEND_BUG plants a
-bug, read at every call, so a repro in a fresh process sees what the run saw:
+runs TopK in numpy, the other nodes of a graph as ONNX's reference evaluator does. Right as it
+stands; the environment variable PLANTED_BACKEND_BUG plants a bug, read at every call (`k-from-shape`
+when the model is prepared), so a repro in a fresh process sees what the run saw:
 
 - `ties`: the largest K come out with tied values in reverse index order (a descending sort
   made by reversing an ascending stable one);

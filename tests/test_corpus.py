@@ -278,13 +278,15 @@ def test_onnx_cases_inside_graphs_cover_every_context_and_onnxruntime_gives_ever
         model = onnx.load(str(folder / "onnx" / name / "model.onnx"))
         feeds = dict(zip([i.name for i in model.graph.input], _tensors(folder / "onnx" / name, "input")))
         stored = _tensors(folder / "onnx" / name, "output")
-        assert len(stored) == len(model.graph.output), f"{name}: {len(stored)} outputs stored, graph has {len(model.graph.output)}"
+        assert len(stored) == len(model.graph.output), \
+            f"{name}: {len(stored)} outputs stored, the graph has {len(model.graph.output)}"
         got = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
         for n, (g, want) in enumerate(zip(got, stored)):
             assert g.dtype == want.dtype and g.tobytes() == want.tobytes(), \
                 f"{name} output {n}: onnxruntime gives {g.tolist()}, stored {want.tolist()}"
     for profile in ("onnx:1", "onnx:10", "onnx:11", "onnx:24"):
         wanted = set(contexts_at(int(profile.split(":")[1])))
-        assert seen.get(profile) == wanted, f"{profile}: graph cases in {sorted(seen.get(profile, ()))}, not {sorted(wanted)}"
+        assert seen.get(profile) == wanted, \
+            f"{profile}: graph cases in {sorted(seen.get(profile, ()))}, expected {sorted(wanted)}"
     total = sum(1 for _ in (folder / "onnx").iterdir())
     assert 0.05 < in_graphs / total < 0.25, f"{in_graphs} graph cases of {total}"
