@@ -1,12 +1,15 @@
 """A runtime behind ONNX's Backend API (onnx.backend.base), as a runtime team ships one: a
 Backend subclass whose prepare() checks the model as ONNX's checker does and whose BackendRep
-runs TopK in numpy. Right as it stands; the environment variable PLANTED_BACKEND_BUG plants a
-bug, read at every call, so a repro in a fresh process sees what the run saw:
+runs TopK in numpy, the other nodes of a graph as ONNX's reference evaluator does. Right as it
+stands; the environment variable PLANTED_BACKEND_BUG plants a bug, read at every call (`k-from-shape`
+when the model is prepared), so a repro in a fresh process sees what the run saw:
 
 - `ties`: the largest K come out with tied values in reverse index order (a descending sort
   made by reversing an ascending stable one);
 - `after-float16`: right until the process has run a float16 model, the `ties` bug after it
-  (state kept by the runtime, as a kernel that sets the FTZ/DAZ flags keeps it).
+  (state kept by the runtime, as a kernel that sets the FTZ/DAZ flags keeps it);
+- `k-from-shape`: a K worked out from the input's shape (Shape -> Gather or Slice -> Sub or
+  Min) is taken as the dimension the shape gives, what follows it dropped.
 
 Named as `onnx-backend:tests/planted_backend.py` (its one Backend subclass) or with
 `:PlantedBackend`."""
@@ -16,8 +19,9 @@ import os
 
 import numpy as np
 import onnx
-import onnx.numpy_helper
 from onnx.backend.base import Backend, BackendRep
+from onnx.reference import ReferenceEvaluator
+from onnx.reference.op_run import OpRun
 
 __version__ = "0.3"
 BUG_ENV = "PLANTED_BACKEND_BUG"
@@ -46,32 +50,52 @@ def _topk(x, k: int, axis: int, largest: bool):
     return np.take_along_axis(x, indices, axis=axis), indices.astype(np.int64)
 
 
+def _k_read_off_the_shape(model) -> None:
+    """The `k-from-shape` bug: where TopK's K is worked out from a dimension that Shape gives
+    (through Gather or Slice), take that dimension itself as K, dropping what follows it (a
+    folding pass that stops at the first shape value)."""
+    made = {out: node for node in model.graph.node for out in node.output}
+    topk = next(node for node in model.graph.node if node.op_type == "TopK")
+    if len(topk.input) < 2:
+        return
+    node = made.get(topk.input[1])
+    while node is not None and node.op_type not in ("Gather", "Slice"):
+        node = made.get(node.input[0])
+    if node is not None and made.get(node.input[0]) is not None and made[node.input[0]].op_type == "Shape":
+        topk.input[1] = node.output[0]
+
+
+class TopK(OpRun):
+    """TopK as this runtime computes it (the evaluator runs a node by the class named as its op)."""
+    op_domain = ""
+
+    def _run(self, x, k_input=None, axis=-1, largest=1, sorted=1, k=None):  # noqa: A002
+        global _RAN_FLOAT16
+        k = int(k) if k_input is None else int(np.asarray(k_input).reshape(-1)[0])  # TopK-1: the attribute
+        result = _topk(x, k, int(-1 if axis is None else axis), bool(1 if largest is None else largest))
+        _RAN_FLOAT16 = _RAN_FLOAT16 or x.dtype == np.float16
+        return result
+
+
 class PlantedRep(BackendRep):
     def __init__(self, model):
-        node = model.graph.node[0]
-        self.attributes = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
-        self.float16 = model.graph.input[0].type.tensor_type.elem_type == onnx.TensorProto.FLOAT16
-        constants = {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer}
-        self.k = constants.get(node.input[1]) if len(node.input) > 1 else None  # K compiled in, or None
+        self.evaluator = ReferenceEvaluator(model, new_ops=[TopK])
+        self.names = [i.name for i in model.graph.input
+                      if i.name not in {t.name for t in model.graph.initializer}]
 
     def run(self, inputs, **kwargs):
-        global _RAN_FLOAT16
-        x = np.asarray(inputs[0])
-        if "k" in self.attributes:  # TopK-1: K is an attribute
-            k = int(self.attributes["k"])
-        else:  # an initializer, or the second graph input
-            k = int(np.asarray(self.k if self.k is not None else inputs[1]).reshape(-1)[0])
-        result = _topk(x, k, int(self.attributes.get("axis", -1)), bool(self.attributes.get("largest", 1)))
-        _RAN_FLOAT16 = _RAN_FLOAT16 or self.float16
-        return result
+        return tuple(self.evaluator.run(None, dict(zip(self.names, (np.asarray(i) for i in inputs)))))
 
 
 class PlantedBackend(Backend):
     @classmethod
     def prepare(cls, model, device="CPU", **kwargs):
         onnx.checker.check_model(model, full_check=True)  # refuses what ONNX's text calls invalid
-        if model.graph.node[0].op_type != "TopK":
-            raise NotImplementedError(f"only TopK, not {model.graph.node[0].op_type}")
+        if not any(node.op_type == "TopK" for node in model.graph.node):
+            raise NotImplementedError("no TopK in the model")
+        if os.environ.get(BUG_ENV, "") == "k-from-shape":
+            model = onnx.ModelProto.FromString(model.SerializeToString())
+            _k_read_off_the_shape(model)
         return PlantedRep(model)
 
     @classmethod

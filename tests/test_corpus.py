@@ -256,3 +256,37 @@ def test_from_reports_says_how_many_cases_it_took_and_why_it_skipped_each_other_
     assert "02-onnx-k-positive-accepts-an-invalid-one: an invalid ONNX case (it breaks onnx.k.positive)" in printed
     assert "notes: not a report folder" in printed, printed
     assert [n for n in os.listdir(tmp_path / "corpus" / "onnx") if "report_01" in n], "the refused uint16 case is taken"
+
+
+def test_onnx_cases_inside_graphs_cover_every_context_and_onnxruntime_gives_every_stored_output(corpus):
+    """A share of the ONNX cases put the TopK inside each graph context its opset builds
+    (spec.graphs): ONNX Runtime loads each and gives every output stored, the graph's own too."""
+    import onnx
+    import onnxruntime as ort
+
+    from topkspec.spec.graphs import contexts_at
+
+    folder, counts = corpus
+    seen, in_graphs = {}, 0
+    for name in sorted(os.listdir(folder / "onnx")):
+        with open(folder / "onnx" / name / "data.json") as handle:
+            case = json.load(handle)["case"]
+        if "context" not in case:
+            continue
+        seen.setdefault(case["profile"], set()).add(case["context"])
+        in_graphs += 1
+        model = onnx.load(str(folder / "onnx" / name / "model.onnx"))
+        feeds = dict(zip([i.name for i in model.graph.input], _tensors(folder / "onnx" / name, "input")))
+        stored = _tensors(folder / "onnx" / name, "output")
+        assert len(stored) == len(model.graph.output), \
+            f"{name}: {len(stored)} outputs stored, the graph has {len(model.graph.output)}"
+        got = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+        for n, (g, want) in enumerate(zip(got, stored)):
+            assert g.dtype == want.dtype and g.tobytes() == want.tobytes(), \
+                f"{name} output {n}: onnxruntime gives {g.tolist()}, stored {want.tolist()}"
+    for profile in ("onnx:1", "onnx:10", "onnx:11", "onnx:24"):
+        wanted = set(contexts_at(int(profile.split(":")[1])))
+        assert seen.get(profile) == wanted, \
+            f"{profile}: graph cases in {sorted(seen.get(profile, ()))}, expected {sorted(wanted)}"
+    total = sum(1 for _ in (folder / "onnx").iterdir())
+    assert 0.05 < in_graphs / total < 0.25, f"{in_graphs} graph cases of {total}"

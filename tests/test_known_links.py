@@ -76,6 +76,9 @@ PAGES = {
         "Sorted topk behaves inconsistently depending on k", quotes=("Sorted topk behaves inconsistently depending on k",)),
     "https://www.tensorflow.org/api_docs/python/tf/keras/ops/top_k": Page("keras.ops.top_k"),
     "https://docs.pytorch.org/docs/stable/generated/torch.topk.html": Page("torch.topk"),
+    "https://github.com/microsoft/onnxruntime/issues/29072": Page(  # any type: a load failure
+        "Shape of Gather output is wrong making it unusable as K input to TopK operator",
+        quotes=("K input must be a one-dimensional tensor of size 1",)),
 }
 # Public links no record above describes: listed so that a new one is recorded or left here on
 # purpose. Each is checked for nothing else.

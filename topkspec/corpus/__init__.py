@@ -189,6 +189,10 @@ def readme_text(version: str, profiles, counts: Counter, items, from_reports) ->
         "  `test_data_set_0/input_0.pb` X, `input_1.pb` K from opset 10, `output_0.pb` Values, `output_1.pb`",
         "  Indices). `data.json` sets rtol and atol to 0 and says which rules and pattern the case covers.",
         "  Load them with `onnx.backend.test.loader.load_model_tests(data_dir=DIR, kind=\"onnx\")`.",
+        f"  {sum(1 for item in items if getattr(item.case, 'context', None))} of them put the TopK inside a small graph"
+        " (`graph_*` patterns: K computed from X's shape or from",
+        "  another tensor, X after a Transpose, Reshape or Cast, outputs consumed by other nodes), whose inputs",
+        "  and further outputs are numbered in the graph's order.",
         f"- `dml/`: {counts['dml_valid']} valid DirectML cases (descriptor, input, expected outputs) and",
         f"  {counts['dml_invalid']} descriptors CreateOperator must refuse, each naming the rules it breaks;",
         "  `level_bound` marks one only a DirectML that stops at its FeatureLevel can refuse. Tensors are",

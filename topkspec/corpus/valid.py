@@ -167,9 +167,24 @@ def _onnx_cases(profile: str) -> list:
                         largest=largest, index_dtype="int64")
             name = f"topk{opset}_{dtype}_{pattern}{'' if largest else '_smallest'}"
             out.append(ValidCase(name, case, x, (pattern,), _rules_for(pattern, "onnx")))
+            if pattern == "distinct" and largest and dtype in GRAPH_TYPES:
+                out += _graph_cases(out[-1], int(opset))
         if dtype == "float32":
             out += _rank_cases(profile, "TopK", dtype, "int64", f"topk{opset}_{dtype}")
     return out
+
+
+# The value types whose first case also comes inside each graph context of its opset
+# (spec.graphs): float32, and int8, which X's Cast context feeds in a wider type.
+GRAPH_TYPES = ("float32", "int8")
+
+
+def _graph_cases(item: ValidCase, opset: int) -> list:
+    """`item` inside each graph context its opset builds (spec.graphs), one case each."""
+    from topkspec.spec.graphs import contexts_at
+
+    return [ValidCase(f"{item.name}_graph_{context}", item.case.with_context(context), item.x,
+                      item.patterns + (f"graph_{context}",), item.rules) for context in contexts_at(opset)]
 
 
 def _rank_cases(profile, op, dtype, index_dtype, prefix) -> list:

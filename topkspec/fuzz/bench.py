@@ -195,7 +195,9 @@ def coverage(profile: str, *, max_examples: int = 300, seed: int = 0, groups=Non
     from topkspec.strategies.coverage import tally
     from topkspec.targets.runtimes.reference import ReferenceTarget
 
-    planned = plan_groups(ReferenceTarget(), profile)
+    target = ReferenceTarget()
+    target.graph_contexts = profile.startswith("onnx")  # as an ONNX-model target draws: graphs around the TopK
+    planned = plan_groups(target, profile)
     for group in COVERAGE_GROUPS:
         if group not in planned or (groups is not None and group not in groups):
             continue

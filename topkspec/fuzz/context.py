@@ -320,7 +320,7 @@ class GroupContext:
             raise LookupError("a call the example did not make")
         return run
 
-    def _known_entry(self, violation, dtype, k=None):
+    def _known_entry(self, violation, dtype, k=None, graph=None):
         """The known entry declaring the violation: one naming the rule it is filed under, or
         another rule the same result breaks (an accepted invalid descriptor: the rule it breaks);
         an internal error, also one declaring the refusal it was taken for before."""
@@ -328,7 +328,7 @@ class GroupContext:
         if result.known is None or violation.failure_class == failures.ADAPTER_ERROR:
             return None
         kinds = (violation.failure_class,) + (failures.REJECTS_VALID,) * (violation.failure_class == failures.INTERNAL_ERROR)
-        found = (result.known.match(rule, kind, dtype, result.profile, result.version, k)
+        found = (result.known.match(rule, kind, dtype, result.profile, result.version, k, graph)
                  for rule in rules_declaring(filed_rule(violation), violation) for kind in kinds)
         return next((entry for entry in found if entry is not None), None)
 
@@ -344,7 +344,7 @@ class GroupContext:
         for violation in self.found:
             rule = filed_rule(violation)
             result.broken_seen[rule] += 1
-            entry = self._known_entry(violation, dtype, k)
+            entry = self._known_entry(violation, dtype, k, getattr(case, "context", None))
             if entry is not None:
                 result.known_seen[entry] += 1
                 result.known_by_rule[(rule, entry)] += 1

@@ -37,6 +37,7 @@ def _result_body(ctx: GroupContext, data) -> bool:
         return False
     ctx.held("accepts_valid")
     ctx.result.coverage[(judged.dtype, judged.rank)] += 1
+    ctx.result.graphs[judged.context] += judged.family == "onnx"
     checks = result_checks(judged, x)
     start = time.perf_counter()
     same = matches_reference(judged, x, values, indices, expected[0])
@@ -91,6 +92,7 @@ def _metamorphic_body(group: str, *, share_calls: bool):
         if judged is None:
             return False
         ctx.result.coverage[(judged.dtype, judged.rank)] += 1
+        ctx.result.graphs[judged.context] += judged.family == "onnx"
         run = _asking_once(ctx.run) if share_calls else ctx.run
         compared = False  # some check called the target and compared (others may not apply)
         for check in checks:
@@ -259,6 +261,8 @@ def plan_groups(target: Target, profile: str, *, strict_doc: bool = False, max_a
     offered = _offered_types(profile, contract or target.contract)
     if offered:  # the value types the contract offers: no example of another type is drawn
         options["dtypes"] = offered
+    if getattr(target, "graph_contexts", False) and profile.startswith("onnx"):
+        options["graph_contexts"] = True  # the TopK inside a graph too (Case.context)
     groups = {"valid": (case_and_input(profile, allow_nan=False, **options), body_of("valid"))}
     floats = [t for t in _float_types(profile) if not offered or t in offered]
     options.pop("dtypes", None)
@@ -276,6 +280,7 @@ def plan_groups(target: Target, profile: str, *, strict_doc: bool = False, max_a
         return {"accepts": accepts_group(target, profile, strict_doc), **{g: groups[g] for g in ("invalid",)
                                                                            if g in groups}}
     groups["deterministic"] = (case_and_input(profile, allow_nan=True, **options), body_of("deterministic"))
+    options.pop("graph_contexts", None)  # the self group compares calls of one model
     if _self_judges(target, floats, contract or target.contract):
         groups["self"] = (_open_inputs(profile, floats, options), body_of("self"))
     return {name: plan for name, plan in groups.items()

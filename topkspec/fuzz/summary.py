@@ -135,6 +135,7 @@ def format_summary(result) -> str:
     for dtype in sorted(by_type):
         ranks = ", ".join(f"rank {r}: {c}" for r, c in sorted(by_type[dtype].items()))
         lines.append(f"  {dtype:<10} {ranks}")
+    lines += graph_lines(result)
     if result.unsupported:
         lines.append("unsupported cases by reason (examples set aside, not judged: neither failures nor the "
                      "known deviations' counts):")
@@ -197,3 +198,19 @@ def format_summary(result) -> str:
     for group, message in result.errors:
         lines.append(f"error in group {group} (a fault of the suite, not the target): {message}")
     return "\n".join(lines)
+
+
+def graph_lines(result) -> list[str]:
+    """The share of each ONNX graph context among the examples run (spec.graphs), where any
+    example ran inside a graph; nothing otherwise."""
+    from topkspec.spec import graphs
+
+    counts = getattr(result, "graphs", None) or {}
+    total = sum(counts.values())
+    if not any(context and count for context, count in counts.items()):
+        return []
+    lines = ["coverage per graph context (the ONNX model around the TopK):"]
+    for context in (None, *graphs.CONTEXTS):
+        if counts.get(context):
+            lines.append(f"  {graphs.describe(context):<50} {100 * counts[context] / total:5.1f}%")
+    return lines

@@ -9,6 +9,7 @@ A list is TOML, one `[[known]]` table per deviation:
     class = "accepts an invalid one"    # optional: the failure class (any when left out)
     dtype = "float16"                   # optional: the case's value type
     k = 1                               # optional: the case's K (an integer)
+    context = "k_shape_static"          # optional: the ONNX graph around the TopK (spec.graphs)
     profile = "onnx:1"                  # optional: a spec profile, or a family ("onnx", "dml")
     versions = "<1.32"                  # optional: a PEP 440 specifier on the target's version
     reason = "..."                      # what the runtime does, in a sentence
@@ -32,7 +33,7 @@ from functools import lru_cache
 from topkspec.errors import UsageError, read_toml
 
 _HERE = os.path.dirname(__file__)
-_FIELDS = {"rule", "class", "dtype", "k", "profile", "versions", "reason", "url"}
+_FIELDS = {"rule", "class", "dtype", "k", "context", "profile", "versions", "reason", "url"}
 _VERSION = re.compile(r"\d+(?:\.\d+)+(?:[a-z]+\d*)?(?:\+[\w.]+)?")
 
 
@@ -50,9 +51,10 @@ class KnownEntry:
     reason: str = ""
     url: str = ""
     k: int | None = None
+    context: str | None = None
 
     def matches(self, rule: str, failure_class: str | None, dtype: str | None, profile: str | None,
-                version: str | None, k: int | None = None) -> bool:
+                version: str | None, k: int | None = None, context: str | None = None) -> bool:
         """Whether a failure of `rule` and `failure_class`, on a case of `dtype` and `k`, judged
         at `profile` against a target whose version string is `version`, is this deviation."""
         if rule != self.rule and not fnmatch.fnmatchcase(rule, self.rule):
@@ -62,6 +64,8 @@ class KnownEntry:
         if self.dtype is not None and dtype != self.dtype:
             return False
         if self.k is not None and k != self.k:
+            return False
+        if self.context is not None and context != self.context:
             return False
         if self.profile is not None and not _profile_matches(self.profile, profile):
             return False
@@ -83,8 +87,8 @@ class KnownEntry:
 
     def describe(self) -> str:
         """'onnx.k.positive (accepts an invalid one, float16, onnx:1, <1.32): reason <url>'"""
-        scope = [s for s in (self.failure_class, self.dtype, self.k is not None and f"K = {self.k}", self.profile,
-                             self.versions) if s]
+        scope = [s for s in (self.failure_class, self.dtype, self.k is not None and f"K = {self.k}",
+                             self.context and f"in graph {self.context}", self.profile, self.versions) if s]
         text = self.rule + (f" ({', '.join(scope)})" if scope else "")
         if self.reason:
             text += f": {self.reason}"
@@ -137,9 +141,10 @@ class KnownList:
     def __len__(self) -> int:
         return len(self.entries)
 
-    def match(self, rule, failure_class, dtype, profile, version, k=None) -> KnownEntry | None:
+    def match(self, rule, failure_class, dtype, profile, version, k=None, context=None) -> KnownEntry | None:
         """The first entry declaring this failure, or None."""
-        return next((e for e in self.entries if e.matches(rule, failure_class, dtype, profile, version, k)), None)
+        return next((e for e in self.entries
+                     if e.matches(rule, failure_class, dtype, profile, version, k, context)), None)
 
 
 def shipped_path(target: str) -> str:
@@ -185,7 +190,8 @@ def known_upstream(failure, result, target: str | None) -> tuple[KnownEntry, str
     shipped = _shipped(target)
     for rule in rules_declaring(failure.rule, failure.violation):
         entry = shipped.match(rule, failure.failure_class, getattr(failure.case, "dtype", None),
-                              result.profile, result.version, getattr(failure.case, "k", None))
+                              result.profile, result.version, getattr(failure.case, "k", None),
+                              getattr(failure.case, "context", None))
         if entry is not None:
             return entry, shipped.source
     return None
@@ -257,6 +263,10 @@ def _entry(path: str, n: int, table: dict) -> KnownEntry:
             SpecifierSet(versions)
         except InvalidSpecifier:
             raise KnownError(f"{where}: versions {versions!r} is not a PEP 440 specifier (e.g. '<1.32')") from None
+    context = table.get("context")
+    from topkspec.spec.graphs import CONTEXTS
+    if context is not None and context not in CONTEXTS:
+        raise KnownError(f"{where}: context {context!r} is no graph context; contexts are {', '.join(CONTEXTS)}")
     return KnownEntry(rule=rule, failure_class=failure_class, dtype=dtype, profile=profile,
                       versions=versions, reason=table.get("reason", ""), url=table.get("url", ""),
-                      k=table.get("k"))
+                      k=table.get("k"), context=context)

@@ -13,6 +13,9 @@ def case_text(case) -> str:
     parts.append("largest" if case.largest else "smallest")
     if not case.sorted:
         parts.append("sorted=0")
+    if getattr(case, "context", None):  # the TopK inside an ONNX graph (spec.graphs)
+        from topkspec.spec.graphs import describe
+        parts.append(describe(case.context))
     return ", ".join(parts)
 
 

@@ -78,6 +78,17 @@ class Case:
         kept = tuple(item for item in self.extra if item[0] != "k_form")
         return replace(self, extra=kept + ((("k_form", form),) if form else ()))
 
+    @property
+    def context(self) -> str | None:
+        """The ONNX graph the TopK node sits in (a name of spec.graphs.CONTEXTS), else None (the
+        one-node model)."""
+        return dict(self.extra).get("context")
+
+    def with_context(self, context: str | None) -> "Case":
+        """This case with its TopK inside graph `context` (None: the one-node model)."""
+        kept = tuple(item for item in self.extra if item[0] != "context")
+        return replace(self, extra=kept + ((("context", context),) if context else ()))
+
     def to_dict(self) -> dict:
         return {
             "profile": self.profile,
@@ -90,6 +101,7 @@ class Case:
             "sorted": self.sorted,
             "index_dtype": self.index_dtype,
             **({"k_form": self.k_form} if self.k_form else {}),
+            **({"context": self.context} if self.context else {}),
         }
 
     @classmethod
@@ -104,7 +116,7 @@ class Case:
             largest=bool(data.get("largest", True)),
             sorted=bool(data.get("sorted", True)),
             index_dtype=data.get("index_dtype", "uint32"),
-        ).with_k_form(data.get("k_form"))
+        ).with_k_form(data.get("k_form")).with_context(data.get("context"))
 
     def call_text(self) -> str:
         """The call in the words its operator uses, as a failure message ends:
@@ -121,14 +133,17 @@ class Case:
                      "sorted" if self.sorted else "unsorted"]
         if self.k_form:
             words.append(f"K as {'a constant' if self.k_form == 'constant' else 'an input'}")
+        if self.context:
+            words.append(f"in graph {self.context}")
         return f"[{', '.join(words)}]"
 
     def describe(self) -> str:
         """One line a person reads: op, type, shape, axis, K, direction."""
         direction = "largest" if self.largest else "smallest"
         order = "" if self.sorted else ", unsorted"
+        graph = f", in graph {self.context}" if self.context else ""
         return (f"{self.op} [{self.profile}] {self.dtype}{list(self.shape)} "
-                f"axis={self.axis} k={self.k} {direction}{order}")
+                f"axis={self.axis} k={self.k} {direction}{order}{graph}")
 
 
 def selects_largest(case) -> bool:

@@ -119,15 +119,18 @@ def patterns_of(case, x: np.ndarray) -> set[str]:
 
 def tally(drawn) -> dict:
     """Share of the examples (in %) holding each pattern: shape patterns over all of them,
-    value patterns per value type over the examples of that type.
+    value patterns per value type over the examples of that type, and where any example sits
+    in an ONNX graph, the share of each graph context (Case.context).
 
     {"examples": N, "shape": {pattern: %}, "values": {pattern: {dtype: %}},
-     "dtypes": {dtype: examples}}"""
+     "dtypes": {dtype: examples}, "graphs": {context: %} (only where some case has one)}"""
     per_type = Counter()
     shape = Counter()
     values = Counter()
+    contexts = Counter()
     for case, x in drawn:
         per_type[case.dtype] += 1
+        contexts[getattr(case, "context", None)] += 1
         shape.update(shape_patterns(case))
         values.update((p, case.dtype) for p in value_patterns(case, x))
     total = sum(per_type.values())
@@ -138,7 +141,16 @@ def tally(drawn) -> dict:
                        for t, count in sorted(per_type.items()) if applies(p, t)}
                    for p in VALUE_PATTERNS},
         "dtypes": dict(sorted(per_type.items())),
+        **({"graphs": _graph_shares(contexts, total)} if any(contexts) else {}),
     }
+
+
+def _graph_shares(contexts: Counter, total: int) -> dict:
+    """{graph context as a person reads it: share in %} (spec.graphs), the one-node model first."""
+    from topkspec.spec import graphs
+
+    return {graphs.describe(name): round(100 * contexts[name] / total, 1) for name in (None, *graphs.CONTEXTS)
+            if name is None or name in contexts}
 
 
 def format_tally(group: str, table: dict, *, floor: float = 2.0) -> str:
@@ -147,6 +159,8 @@ def format_tally(group: str, table: dict, *, floor: float = 2.0) -> str:
     lines = [f"{group}: {table['examples']} examples"]
     for pattern, share in table["shape"].items():
         lines.append(f"  {pattern:<32} {share:5.1f}%{' !' if share < floor else ''}")
+    for context, share in table.get("graphs", {}).items():  # the ONNX graph around the TopK
+        lines.append(f"  graph: {context:<57} {share:5.1f}%")
     width = max([8] + [len(t) for t in types])
     lines.append("  " + " " * 32 + " ".join(f"{t:>{width}}" for t in types))
     for pattern, shares in table["values"].items():

@@ -114,6 +114,9 @@ class Target:
     #: asks for another by `case.k_form`; with two, the property self_k_input compares them.
     #: Empty: the adapter has one way and `case.k_form` is never set.
     k_forms: tuple = ()
+    #: True when the adapter builds ONNX models and runs a case's TopK inside its graph context
+    #: (Case.context, spec.graphs): valid ONNX cases then draw contexts. False: never set.
+    graph_contexts: bool = False
 
     @property
     def contract(self):

@@ -235,6 +235,7 @@ class IsolatedTarget(Target):
     default_profile = _reported("default_profile")
     smallest_by_key = _reported("smallest_by_key")
     k_forms = _reported("k_forms")
+    graph_contexts = _reported("graph_contexts")
 
     @property
     def contract(self):

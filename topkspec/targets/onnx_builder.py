@@ -55,6 +55,11 @@ def build_topk_model(form: OnnxTopK, *, k: int | None = None, k_as_input: bool =
     `k` is needed unless K is a graph input (opset 1 puts it in the attribute, a constant
     K puts it in an initializer).
     """
+    return _model(form, _parts(form, k, k_as_input))
+
+
+def _parts(form: OnnxTopK, k, k_as_input: bool) -> dict:
+    """The one-node model's inputs, initializers, nodes and outputs (onnx_graphs' parts)."""
     from onnx import TensorProto, helper
 
     elem = dtypes.ONNX_ELEM_TYPES[form.dtype]
@@ -84,9 +89,53 @@ def build_topk_model(form: OnnxTopK, *, k: int | None = None, k_as_input: bool =
         initializers.append(helper.make_tensor("K", TensorProto.INT64, [1], [int(k)]))
 
     node = helper.make_node("TopK", inputs, ["Values", "Indices"], **attributes)
-    graph = helper.make_graph([node], "topk", graph_inputs, [values, indices], initializer=initializers)
+    return {"inputs": graph_inputs, "initializers": initializers, "nodes": [node], "outputs": [values, indices]}
+
+
+def _model(form: OnnxTopK, parts: dict):
+    from onnx import helper
+
+    graph = helper.make_graph(parts["nodes"], "topk", parts["inputs"], parts["outputs"],
+                              initializer=parts["initializers"])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", form.opset)],
                              ir_version=ir_version_for(form.opset), producer_name="topkspec")
+
+
+def build_case_model(form: OnnxTopK, case, x, *, k_as_input: bool = True) -> tuple:
+    """(model, feeds) for `case` on input `x`: the one-node model with K as `k_as_input` says,
+    inside the case's graph context when it has one (spec.graphs; built by onnx_graphs), and
+    the arrays to feed it by input name, in the graph's input order."""
+    import numpy as np
+
+    parts = _parts(form, int(case.k), k_as_input)
+    feeds = {"X": np.ascontiguousarray(x)}
+    if form.opset >= 10 and k_as_input:
+        feeds["K"] = np.array([int(case.k)], dtype=np.int64)
+    if getattr(case, "context", None):
+        from topkspec.targets import onnx_graphs
+
+        onnx_graphs.apply(case.context, feeds["X"], case.k, form.axis, {**parts, "feeds": feeds})
+    return _model(form, parts), feeds
+
+
+# Graph-context models kept per cache: one per sizes and K would otherwise grow without end.
+GRAPH_MODELS_KEPT = 64
+
+
+def model_key(case, x) -> tuple:
+    """What a model built by build_case_model depends on beyond the form, K's place and (where
+    it is in the model) K: for a graph context, the context, the sizes and K (one model each),
+    as one item that `keep_recent_graphs` knows; () for the one-node model."""
+    context = getattr(case, "context", None)
+    return (("graph", context, tuple(x.shape), int(case.k)),) if context else ()
+
+
+def keep_recent_graphs(cache: dict) -> None:
+    """Forget the oldest graph-context entries of a target's model cache (keys ending in a
+    `model_key`) beyond GRAPH_MODELS_KEPT; one-node models stay."""
+    graphs = [key for key in cache if key and isinstance(key[-1], tuple) and key[-1][:1] == ("graph",)]
+    for key in graphs[:max(0, len(graphs) - GRAPH_MODELS_KEPT)]:
+        del cache[key]
 
 
 def newest_opset_profile(probe) -> str:
@@ -136,4 +185,30 @@ def onnx_repro_fill(target, case, _spec=None, *, k_feed: str = 'feeds["K"] = np.
         node_inputs = '["X", "K"]'
     return {"opset": form.opset, "elem": TensorProto.DataType.Name(dtypes.ONNX_ELEM_TYPES[form.dtype]),
             "k_lines": k_lines, "node_inputs": node_inputs, "attributes": attributes,
-            "ir_version": ir_version_for(form.opset)}
+            "ir_version": ir_version_for(form.opset), **graph_fill(case)}
+
+
+def graph_fill(case) -> dict:
+    """The repro templates' `graph_def` (the source of the case's graph context, before `topk`)
+    and `graph_call` (the line that builds it around the node, after `nodes = [node]`); both
+    empty for the one-node model."""
+    context = getattr(case, "context", None)
+    if not context:
+        return {"graph_def": "", "graph_call": ""}
+    from topkspec.spec import graphs
+    from topkspec.targets import onnx_graphs
+
+    return {"graph_def": onnx_graphs.source_of(context) + "\n\n",
+            "graph_call": f"\n    {context}(x, k, axis, inputs, initializers, feeds, nodes, outputs)"
+                          f"  # the graph around the TopK: {graphs.describe(context)}"}
+
+
+def graph_detail(case) -> tuple:
+    """The line a report's stack gives a case's graph context (none for the one-node model)."""
+    context = getattr(case, "context", None)
+    if not context:
+        return ()
+    from topkspec.spec import graphs
+
+    return (f"the TopK inside a graph: {graphs.describe(context)} (context {context}); its own inputs are the "
+            f"case's X and K",)

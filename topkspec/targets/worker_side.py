@@ -26,7 +26,8 @@ def _info(target) -> dict:
             "validates_tables": target.validates_tables, "index_dtype": target.index_dtype,
             "default_profile": target.default_profile, "support_fields": target.support_fields,
             "contract": target.contract.to_dict(), "smallest_by_key": target.smallest_by_key,
-            "k_forms": tuple(getattr(target, "k_forms", ()))}
+            "k_forms": tuple(getattr(target, "k_forms", ())),
+            "graph_contexts": bool(getattr(target, "graph_contexts", False))}
 
 
 def worker_main(conn, spec, block_name=None) -> None:

@@ -29,7 +29,7 @@ import sys
 import numpy as np
 
 from topkspec.targets.import_string import TargetError, named_object
-from topkspec.targets.onnx_builder import onnx_form, onnx_repro_fill
+from topkspec.targets.onnx_builder import graph_detail, onnx_form, onnx_repro_fill
 from topkspec.targets.runtimes import contracts as runtime_contracts
 from topkspec.targets.runtimes.onnxruntime import OnnxRuntimeTarget
 from topkspec.repro.writers import ReproWriter, RuntimeStack, register_repro_writer, versions
@@ -135,7 +135,7 @@ class _Prepared:
 
     def run(self, _names, feeds: dict):
         outputs = self.rep.run(list(feeds.values()))
-        values, indices = outputs
+        values, indices = outputs[:2]  # a graph's further outputs follow
         return np.asarray(values), np.asarray(indices)
 
 
@@ -210,7 +210,7 @@ def _repro_stack(target, case, _spec=None) -> RuntimeStack:
     found = {} if _is_file(target.where) else versions(*distributions(target.where))
     return RuntimeStack(f"{target.label} (ONNX backend)", f"TopK-{form.opset}", DEVICE, {**found, **versions("onnx")},
                         (f"{target.label}.prepare(model, {DEVICE!r}) once per model, then BackendRep.run(inputs)",
-                         f"one TopK-{form.opset} node, symbolic input dimensions, {k_how}"))
+                         f"one TopK-{form.opset} node, symbolic input dimensions, {k_how}", *graph_detail(case)))
 
 
 register_repro_writer("onnx-backend", ReproWriter("onnx_backend.tmpl", "numpy, onnx and the backend's module",

@@ -9,7 +9,8 @@ import numpy as np
 
 from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target
-from topkspec.targets.onnx_builder import build_topk_model, onnx_form, onnx_repro_fill
+from topkspec.targets.onnx_builder import (build_case_model, build_topk_model, graph_detail, keep_recent_graphs,
+                                           model_key, onnx_form, onnx_repro_fill)
 from topkspec.repro.writers import ReproWriter, RuntimeStack, register_repro_writer, versions
 from topkspec.targets.runtimes import contracts as runtime_contracts
 
@@ -23,6 +24,7 @@ class OnnxReferenceTarget(Target):
     # K is "a single positive value" and the axis's "Accepted range is [-r, r-1]", so it is held
     # to refusing the rest; what it accepts instead is in its known list.
     validates = True
+    graph_contexts = True  # a case's TopK runs inside its graph (Case.context)
 
     def __init__(self):
         self._evaluators: dict = {}
@@ -42,12 +44,12 @@ class OnnxReferenceTarget(Target):
             return False, f"the onnx package with onnx.reference (pip install onnx): {exc}"
         return True, ""
 
-    def _evaluator(self, form, k):
-        key = (form, k if form.opset < 10 else None)
+    def _evaluator(self, form, k, model=None, key=()):
+        key = (form, k if form.opset < 10 else None) + key
         if key not in self._evaluators:
             from onnx.reference import ReferenceEvaluator
 
-            model = build_topk_model(form, k=k)  # the adapter's own code: its failure is the adapter's
+            model = model or build_topk_model(form, k=k)  # the adapter's own code: its failure is the adapter's
             try:
                 self._evaluators[key] = ReferenceEvaluator(model)
             except Exception as exc:  # the evaluator refused the model
@@ -74,12 +76,17 @@ class OnnxReferenceTarget(Target):
 
     def run(self, case, x):
         form = onnx_form(case)
-        feeds = {"X": x}
-        if form.opset >= 10:
-            feeds["K"] = np.array([case.k], dtype=np.int64)
-        evaluator = self._evaluator(form, int(case.k))
+        if case.context:  # the TopK inside a graph (spec.graphs): one evaluator per sizes and K
+            model, feeds = build_case_model(form, case, x)
+            evaluator = self._evaluator(form, int(case.k), model, model_key(case, x))
+            keep_recent_graphs(self._evaluators)
+        else:
+            feeds = {"X": x}
+            if form.opset >= 10:
+                feeds["K"] = np.array([case.k], dtype=np.int64)
+            evaluator = self._evaluator(form, int(case.k))
         try:
-            values, indices = evaluator.run(None, feeds)
+            values, indices = evaluator.run(None, feeds)[:2]  # a graph's further outputs follow
         except Exception as exc:  # the evaluator refused the call
             raise Rejected(f"{self.name}: {type(exc).__name__}: {exc}") from exc
         return np.asarray(values), np.asarray(indices)
@@ -90,7 +97,8 @@ class OnnxReferenceTarget(Target):
 
 def _repro_stack(target, case, _spec=None) -> RuntimeStack:
     return RuntimeStack("ONNX reference evaluator", f"TopK-{onnx_form(case).opset}", "", versions("onnx"),
-                        ("onnx.reference.ReferenceEvaluator over a one-node model, K as a graph input",))
+                        ("onnx.reference.ReferenceEvaluator over a one-node model, K as a graph input",
+                         *graph_detail(case)))
 
 
 register_repro_writer("onnx-reference", ReproWriter("onnx_reference.tmpl", "numpy and onnx", onnx_repro_fill,

@@ -13,7 +13,8 @@ import numpy as np
 from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target, first_line
 from topkspec.targets.isolation import TargetCrashed, TargetHung
-from topkspec.targets.onnx_builder import (OnnxTopK, build_topk_model, newest_opset_profile, onnx_form,
+from topkspec.targets.onnx_builder import (OnnxTopK, build_case_model, build_topk_model, graph_detail,
+                                           keep_recent_graphs, model_key, newest_opset_profile, onnx_form,
                                            onnx_repro_fill)
 from topkspec.repro.writers import ReproWriter, RuntimeStack, operator_label, register_repro_writer, versions
 from topkspec.targets.runtimes import contracts as runtime_contracts
@@ -107,6 +108,13 @@ class OnnxRuntimeTarget(Target):
         return self._native_profile
 
     @property
+    def graph_contexts(self) -> bool:
+        """Whether a case's TopK runs inside its graph (spec.graphs). Not on the GPU providers:
+        with CPU fallback off, a Shape or Cast node the provider leaves to the CPU fails the
+        session by design, which says nothing of its TopK."""
+        return self.provider not in ("CUDAExecutionProvider", "DmlExecutionProvider")
+
+    @property
     def k_forms(self) -> tuple:
         """K as a graph input or as an initializer (Case.k_form), the target's own way first."""
         return ("constant", "input") if self.k_constant else ("input", "constant")
@@ -127,14 +135,15 @@ class OnnxRuntimeTarget(Target):
         return ort.InferenceSession(model.SerializeToString(), session_options(self.provider),
                                     providers=[self.provider])
 
-    def _session(self, form: OnnxTopK, k: int, constant: bool | None = None):
-        """The cached session for this form (and K when K is in the model). A session the
-        runtime refused to build is cached as its exception and raised again as Rejected;
-        building the model is the adapter's own code, outside that."""
+    def _session(self, form: OnnxTopK, k: int, constant: bool | None = None, *, model=None, key=()):
+        """The cached session for this form (and K when K is in the model; `model` and its
+        `key`: a graph context's model). A session the runtime refused to build is cached as
+        its exception and raised again as Rejected; building the model is the adapter's own
+        code, outside that."""
         constant = self.k_constant if constant is None else constant
-        key = self._key(form, k, constant)
+        key = self._key(form, k, constant) + key
         if key not in self._sessions:
-            model = build_topk_model(form, k=k, k_as_input=not constant)
+            model = model or build_topk_model(form, k=k, k_as_input=not constant)
             try:
                 self._sessions[key] = self._new_session(model)
                 self.sessions_built += 1
@@ -210,10 +219,15 @@ class OnnxRuntimeTarget(Target):
 
     def run(self, case, x):
         form, constant = onnx_form(case), self._constant(case)
-        feeds = self._feeds(form, x, int(case.k), constant)
-        session = self._session(form, int(case.k), constant)  # Rejected when the runtime refuses the model
+        if getattr(case, "context", None):  # the TopK inside a graph (spec.graphs): one model per sizes and K
+            model, feeds = build_case_model(form, case, x, k_as_input=not constant)
+            session = self._session(form, int(case.k), constant, model=model, key=model_key(case, x))
+            keep_recent_graphs(self._sessions)
+        else:
+            feeds = self._feeds(form, x, int(case.k), constant)
+            session = self._session(form, int(case.k), constant)  # Rejected when the runtime refuses the model
         try:
-            values, indices = session.run(None, feeds)
+            values, indices = session.run(None, feeds)[:2]  # a graph's further outputs follow
         except (TargetCrashed, TargetHung):
             raise
         except Exception as exc:  # the runtime refused the call
@@ -264,7 +278,7 @@ def _repro_stack(target, case, _spec=None) -> RuntimeStack:
              "K compiled into the model as an initializer" if getattr(target, "k_constant", False)
              else "K as a graph input")
     details = [f"execution provider {provider}; session options: " + "; ".join(session_lines(provider)),
-               f"one TopK-{form.opset} node, symbolic input dimensions, {k_how}"]
+               f"one TopK-{form.opset} node, symbolic input dimensions, {k_how}", *graph_detail(case)]
     if case.family == "dml":
         details.append(f"the {operator_label(case)} case runs lowered to ONNX TopK-{form.opset}")
     return RuntimeStack("ONNX Runtime", f"TopK-{form.opset}", _DEVICES.get(provider, provider),

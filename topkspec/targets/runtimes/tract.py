@@ -44,7 +44,8 @@ import numpy as np
 
 from topkspec.spec import dtypes
 from topkspec.targets.base import Rejected, Target
-from topkspec.targets.onnx_builder import OnnxTopK, build_topk_model, newest_opset_profile, onnx_form
+from topkspec.targets.onnx_builder import (OnnxTopK, build_case_model, build_topk_model, graph_detail,
+                                           keep_recent_graphs, model_key, newest_opset_profile, onnx_form)
 from topkspec.targets.quiet import Quieting, native_notices_silenced
 from topkspec.repro.writers import ReproWriter, RuntimeStack, operator_label, register_repro_writer, versions
 from topkspec.targets.runtimes import contracts as runtime_contracts
@@ -88,6 +89,7 @@ class TractTarget(Target):
     # ONNX's contract refuses K and axes out of range (see the module's text); tract breaks it,
     # as its known list says
     validates = True
+    graph_contexts = True  # a case's TopK runs inside its graph (Case.context)
     validates_tables = ()
     # supports() looks at the opset (from the profile), the operator and the value type
     support_fields = ("profile", "op", "dtype")
@@ -126,15 +128,16 @@ class TractTarget(Target):
 
     # -- models ----------------------------------------------------------------------------
 
-    def _runnable(self, form: OnnxTopK, k: int):
-        """The cached runnable for this form (and K at opset 1). A model tract refused to load,
-        type or optimize is cached as its exception and raised again as Rejected; writing the
-        model file is the adapter's own code, outside that."""
+    def _runnable(self, form: OnnxTopK, k: int, model=None, key=()):
+        """The cached runnable for this form (and K at opset 1; `model` and its `key`: a graph
+        context's model). A model tract refused to load, type or optimize is cached as its
+        exception and raised again as Rejected; writing the model file is the adapter's own
+        code, outside that."""
         import tempfile
 
-        key = (form, k if form.opset < 10 else None)
+        key = (form, k if form.opset < 10 else None) + key
         if key not in self._runnables:
-            model = build_topk_model(form, k=k if form.opset < 10 else None)
+            model = model or build_topk_model(form, k=k if form.opset < 10 else None)
             with tempfile.TemporaryDirectory(prefix="topkspec-tract-") as folder:  # tract loads files only
                 path = os.path.join(folder, "topk.onnx")
                 with open(path, "wb") as handle:
@@ -198,11 +201,16 @@ class TractTarget(Target):
 
     def run(self, case, x):
         form = onnx_form(case)
-        inputs = self._inputs(form, x, int(case.k))
-        runnable = self._runnable(form, int(case.k))  # Rejected when tract refuses the model
+        if case.context:  # the TopK inside a graph (spec.graphs): one runnable per sizes and K
+            model, feeds = build_case_model(form, case, x)
+            inputs, runnable = list(feeds.values()), self._runnable(form, int(case.k), model, model_key(case, x))
+            keep_recent_graphs(self._runnables)
+        else:
+            inputs = self._inputs(form, x, int(case.k))
+            runnable = self._runnable(form, int(case.k))  # Rejected when tract refuses the model
         try:
             with native_notices_silenced():  # a panic's report (the worker sees the abort)
-                values, indices = runnable.run(inputs)
+                values, indices = runnable.run(inputs)[:2]  # a graph's further outputs follow
             values, indices = values.to_numpy(), indices.to_numpy()
         except Exception as exc:  # tract refused the call
             raise Rejected(f"tract: {type(exc).__name__}: {error_text(exc)}") from exc
@@ -218,7 +226,7 @@ class TractTarget(Target):
 def _fill(target, case, _spec=None) -> dict:
     from topkspec.targets.onnx_builder import onnx_repro_fill
 
-    return onnx_repro_fill(target, case, k_feed="feeds.append(np.array([k], dtype=np.int64))")  # feeds: a list
+    return onnx_repro_fill(target, case)
 
 
 def _stack(target, case, _spec=None):
@@ -226,7 +234,7 @@ def _stack(target, case, _spec=None):
     k_how = "K as the node's attribute" if form.opset < 10 else "K as a graph input"
     details = ["tract.onnx().load(model file) -> into_model() (typed, decluttered) -> into_runnable() "
                "(optimized for the default CPU runtime) -> run([x, K]); no input facts set",
-               f"one TopK-{form.opset} node, symbolic input dimensions, {k_how}"]
+               f"one TopK-{form.opset} node, symbolic input dimensions, {k_how}", *graph_detail(case)]
     if case.family == "dml":
         details.append(f"the {operator_label(case)} case runs lowered to ONNX TopK-{form.opset}")
     return RuntimeStack("tract", f"TopK-{form.opset}", "CPU", versions("tract", "onnx"), tuple(details))
