@@ -194,11 +194,20 @@ def test_matrix_and_bench_show_progress(capsys, tmp_path):
     assert "bench target 1 of 1: reference" in err and "examples/s" in err, f"bench progress: {err!r}"
 
 
-def test_targets_json_lists_the_builtins(capsys):
-    assert main(["targets", "--json"]) == 0
+def test_targets_json_lists_the_targets_asked_for(capsys):
+    """--only: the listing of those targets (the whole one, every runtime started and asked
+    about every type, runs in the docs' blocks: tests/docs_checks_commands.py)."""
+    assert main(["targets", "--json", "--only", "reference,onnxruntime"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert isinstance(rows, list) and rows, f"targets --json: {rows!r}"
-    assert "reference" in json.dumps(rows), "the reference target is not listed"
+    assert [row["name"] for row in rows] == ["reference", "onnxruntime"], f"targets --json --only: {rows!r}"
+    reference, onnxruntime = rows
+    assert reference["available"] and "float32" in reference["support"]["onnx:24"]["supported"], reference
+    assert "uint32" in onnxruntime["support"]["onnx:24"]["unsupported"], onnxruntime["support"]["onnx:24"]
+
+
+def test_targets_only_names_known_targets(capsys):
+    assert main(["targets", "--only", "refrence"]) == 2
+    assert "refrence" in capsys.readouterr().err
 
 
 def test_matrix_marks_holds_and_broken_and_links_reports(capsys, tmp_path):

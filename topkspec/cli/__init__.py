@@ -135,6 +135,9 @@ def build_parser() -> argparse.ArgumentParser:
     targets.add_argument("--json", action="store_true", help="JSON instead of a table")
     targets.add_argument("--contract", metavar="NAME", default=None,
                          help="print what target NAME promises, point by point, each with its source")
+    targets.add_argument("--only", metavar="NAME[,NAME...]", default=None,
+                         help="list these targets only (each is started and asked about every value type "
+                              "at every profile: the whole list takes minutes)")
 
     add_spec_arguments(sub.add_parser("spec", help="print the machine-readable spec as JSON"))
     add_validate_arguments(sub.add_parser("validate", help="validate a descriptor or .onnx model"))
@@ -251,7 +254,16 @@ def cmd_targets(args) -> int:
         contract = get_target(args.contract).contract
         print(json.dumps(contract.to_dict(), indent=2) if args.json else contract_text(contract))
         return 0
-    rows = describe_targets()
+    only = None
+    if args.only is not None:
+        from topkspec.targets.registry import get_target
+
+        names = [name.strip() for name in args.only.split(",") if name.strip()]
+        if not names:
+            raise UsageError("--only needs at least one target name")
+        check_target_names(names)
+        only = [get_target(name) for name in names]
+    rows = describe_targets(only)
     print(json.dumps(rows, indent=2, default=str) if args.json else format_targets(rows))
     if not args.json:  # the forms that name a target of yours, besides import strings (docs/targets.md)
         from topkspec.targets.registry import PREFIXED_FORMS
