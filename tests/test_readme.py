@@ -40,3 +40,20 @@ def test_the_strategies_example_catches_a_wrong_direction():
     if isinstance(raised.value, ExceptionGroup):
         _, others = raised.value.split(Violation)
         assert others is None, f"not Violations: {others!r}"
+
+
+def test_the_layout_section_names_every_folder_of_the_package_and_no_other():
+    """README's Layout block lists topkspec/'s sub-packages, each once, and the repository's
+    top-level folders it names exist."""
+    import pathlib
+    import re
+
+    root = pathlib.Path(__file__).resolve().parent.parent
+    text = (root / "README.md").read_text(encoding="utf-8")
+    block = text.split("## Layout", 1)[1].split("```", 2)[1]
+    named = re.findall(r"^  (\w+)/ ", block, flags=re.MULTILINE)
+    packages = sorted(path.name for path in (root / "topkspec").iterdir()
+                      if path.is_dir() and (path / "__init__.py").exists())
+    assert sorted(named) == packages, f"README Layout names {sorted(named)}, the package has {packages}"
+    for folder in re.findall(r"^([\w./]+)/ ", block, flags=re.MULTILINE):
+        assert (root / folder).is_dir(), f"README Layout names {folder}/, which is not in the repository"
