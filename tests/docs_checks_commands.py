@@ -72,10 +72,11 @@ def check_known_toml(block, runs, where):
 
 
 def check_matrix(block, runs, where):
-    """A row per rule, a column per target, broken cells linking their reports."""
+    """A row per rule, a column per target, broken cells linking their reports (run on a
+    smaller budget here: the page claims the table's form, not its counts)."""
     (command,) = block.commands()
     targets = needs_targets(block, command)
-    done = sh(command, where)
+    done = sh(re.sub(r"--max-examples \d+", "--max-examples 30", command), where)
     assert done.code == 1, f"{block.where}: the targets shown break rules (exit 1)\n{done}"
     table = (where / "matrix.md").read_text()
     header = table.splitlines()[0]

@@ -247,9 +247,12 @@ class IsolatedTarget(Target):
 
     def supports(self, case):
         fields = self._info["support_fields"]
-        if fields is None:
-            return self._call("supports", case)
-        key = tuple(getattr(case, name) for name in fields)
+        if fields is None:  # the answer may hang on anything in the case: kept for this case alone
+            key = ("case", case)
+            if len(self._support_answers) > 4096:
+                self._support_answers.clear()
+        else:
+            key = tuple(getattr(case, name) for name in fields)
         if key not in self._support_answers:
             try:
                 self._support_answers[key] = self._call("supports", case)
