@@ -11,6 +11,7 @@ import values_only  # noqa: E402
 from topkspec.fuzz import run_fuzz  # noqa: E402
 from topkspec.fuzz.config import RunConfig  # noqa: E402
 from topkspec.fuzz.verdicts import rule_verdicts  # noqa: E402
+from slow import slow
 
 
 def _verdicts(result) -> dict:
@@ -90,6 +91,7 @@ def _page_block(after: str, lang: str) -> str:
     return text[fence:text.index("```", fence)]
 
 
+@slow
 def test_the_docs_contract_file_runs_as_the_page_shows(tmp_path):
     """docs/targets.md: my_framework.py run with --contract myfw.toml, as the page shows (exit 0),
     its CallableTarget and its plain function alike; with K = 0 let through, the report on the
@@ -126,6 +128,7 @@ def test_the_docs_contract_file_runs_as_the_page_shows(tmp_path):
     assert "we read it as refusing K = 0" in repro, repro
 
 
+@slow
 def test_workers_and_the_pytest_plugin_hold_the_target_to_the_run_contract(tmp_path):
     """--workers runs the pytest plugin on xdist: --contract and --nan-order reach every worker
     (--topk-contract, --topk-nan-order), as they reach a run in one process."""

@@ -16,6 +16,7 @@ from topkspec.spec.reference import reference_topk
 from topkspec.fuzz import RunConfig, resolve_target, run_fuzz
 from topkspec.spec import Case
 from topkspec.targets.base import CallableTarget, Rejected, Target
+from slow import slow
 
 HERE = os.path.abspath(__file__)
 CASE = Case("dml:5.0", "TOP_K1", "float32", (4,), 0, 1)
@@ -242,6 +243,7 @@ def test_the_worker_ignores_ctrl_c():
         target.close()
 
 
+@slow
 def test_a_plain_function_that_segfaults_is_reported_with_default_options(tmp_path):
     # `auto` isolation runs plain functions in a worker: users plug in wrappers of native code.
     import subprocess

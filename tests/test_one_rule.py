@@ -12,6 +12,7 @@ from topkspec.fuzz.verdicts import BROKEN, HOLDS, verdict_of
 from topkspec.properties import check_nan_policy_free, check_ties, failures
 from topkspec.properties.failures import Violation
 from topkspec.spec import Case
+from slow import slow
 
 HERE = os.path.dirname(__file__)
 PLANTED = os.path.join(HERE, "planted_bugs.py")
@@ -60,6 +61,7 @@ def test_signed_zeros_ordered_apart_stay_a_signed_zero_report():
     assert [f.rule for f in result.failures] == ["out.ties.signed_zero"], format_summary(result)
 
 
+@slow
 def test_two_planted_bugs_get_two_reports_each_naming_what_else_it_breaks(tmp_path):
     result = _run(f"{VERDICTS}:ties_reversed_and_long_axis_kth", max_examples=1000, seed=2,
                   report_dir=str(tmp_path))
@@ -88,6 +90,7 @@ def test_a_nan_result_no_placement_makes_right_is_the_documents(values, indices,
     assert unsorted.rules[0] == "out.order" and "no placement of NaN" in unsorted.message
 
 
+@slow
 def test_documents_only_keeps_a_nan_failure_no_placement_makes_right(tmp_path):
     result = _run(f"{PLANTED}:nan_breaks_order", groups=("nan",), documents_only=True, report_dir=str(tmp_path))
     assert result.failures and {f.rule for f in result.failures} <= {"out.values.select", "out.order"}, \

@@ -5,6 +5,7 @@ import os
 import pytest
 
 from topkspec.cli import build_parser, main
+from slow import slow
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PLANTED = os.path.join(REPO, "tests", "planted_bugs.py")
@@ -35,6 +36,7 @@ def test_isolate_cannot_be_chosen_with_workers(capsys):
     assert "--workers" in capsys.readouterr().err
 
 
+@slow
 def test_two_workers_find_a_planted_bug_and_share_the_database(tmp_path, monkeypatch, capfd):
     pytest.importorskip("xdist")
     monkeypatch.chdir(tmp_path)

@@ -12,6 +12,7 @@ PLANTED = os.path.join(REPO, "tests", "planted_bugs.py")
 # A small budget for the suite runs below, as a user's own profile would set it.
 TINY_PROFILE = """
 from hypothesis import settings
+from slow import slow
 settings.register_profile("tiny", max_examples=100, derandomize=True, database=None, deadline=None)
 settings.register_profile("wide", max_examples=1000, derandomize=True, database=None, deadline=None)
 """
@@ -125,6 +126,7 @@ def test_a_run_that_does_not_use_it_is_untouched(pytester):
         assert option in help_text, f"pytest --help lacks {option}"
 
 
+@slow
 def test_strict_doc_option_applies_the_literal_k_bound(pytester):
     # The invalid group draws among three rules here, K = n among them: 150 examples draw it
     # whatever the seed (15, at the tiny profile, drew it or not as source edits moved the
@@ -136,6 +138,7 @@ def test_strict_doc_option_applies_the_literal_k_bound(pytester):
     strict.stdout.fnmatch_lines(["*dml.k.max_strict*"])
 
 
+@slow
 def test_long_axes_reach_the_suite(pytester):
     """--topk-max-axis-size: the suite draws axes longer than the default room, where a bug
     that only long axes show is found."""

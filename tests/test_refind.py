@@ -6,6 +6,7 @@ import os
 import pytest
 
 import refind
+from slow import slow
 
 CHEAP = ("tract",)
 
@@ -28,6 +29,7 @@ def by_target():
     return found
 
 
+@slow
 @pytest.mark.parametrize("target", sorted(by_target()))
 def test_each_finding_is_refound_by_its_targets_campaign(target):
     if os.environ.get("TOPKSPEC_REFIND") != "all" and target not in CHEAP:

@@ -12,6 +12,7 @@ from topkspec.properties import failures
 from topkspec.fuzz import RunConfig, run_fuzz
 from topkspec.spec import Case
 from target_checks import recorded_report as report_for  # noqa: E402
+from slow import slow
 
 IMPORTS_TOPKSPEC = re.compile(r"^\s*(import|from) topkspec", re.MULTILINE)
 
@@ -36,6 +37,7 @@ def rewrite(folder, old, new):
         handle.write(source.replace(old, new))
 
 
+@slow
 def test_torch_tie_order_bug_reproduces_and_a_stable_sort_fixes_it(tmp_path):
     # torch's own page leaves the order of ties open, so its contract fails no tie order; held
     # to ONNX's text (--contract), its ties out of index order are a failure with a repro.

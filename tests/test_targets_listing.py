@@ -6,6 +6,7 @@ import pytest
 
 from topkspec.targets import BUILTIN_TARGETS, get_target
 from topkspec.targets.listing import describe_targets, format_targets, support_matrix, tiny_case
+from slow import slow
 
 FILE_PLUGIN = os.path.join(os.path.dirname(__file__), "plugins", "file_plugin.py")
 
@@ -103,6 +104,7 @@ def _without(tmp_path, modules, error="ModuleNotFoundError"):
     return run
 
 
+@slow
 @pytest.mark.parametrize("what, error", [(what, "ModuleNotFoundError") for what in ABSENT]
                          + [("only the base install", "OSError")])
 def test_the_listing_works_with_any_subset_installed(tmp_path, what, error):
