@@ -60,6 +60,8 @@ class DirectMLTarget(WineWorkerOwner, Target):
         self._restarts = 0
         #: executions, how many compiled a new operator, and the worker's own time in each step
         self.stats = {"calls": 0, "compiled": 0, "create_us": 0.0, "compile_us": 0.0, "execute_us": 0.0}
+        #: what the last call left in its output buffers, whole (a call with a layout; else None)
+        self.kept = {"buffers": None}
 
     # -- the stack and the device ---------------------------------------------------------
 
@@ -191,7 +193,7 @@ class DirectMLTarget(WineWorkerOwner, Target):
             values, indices = self.run(self.lowered(case), x)
             return values, indices.astype(case.index_dtype)
         try:
-            return topk_call.run_case(self._worker_started, case, x, self.stats)
+            return topk_call.run_case(self._worker_started, case, x, self.stats, self.kept)
         except protocol.Inexpressible as exc:
             raise Rejected(f"directml: no DML_{case.op}_OPERATOR_DESC can hold this case: {exc}") from None
         except topk_call.DeviceLost as exc:
