@@ -78,7 +78,10 @@ def _write_cases(out_dir: str, profiles, extra: tuple, from_reports) -> dict:
 
     version = _version()
     extra_valid, extra_invalid, _skipped = extra
-    items = valid_cases(profiles) + extra_valid
+    from topkspec.corpus.dml_layouts import layout_items
+
+    items = valid_cases(profiles)
+    items = items + layout_items(items) + extra_valid
     onnx_dir, dml_dir = os.path.join(out_dir, "onnx"), os.path.join(out_dir, "dml")
     counts = Counter()
     for item in items:

@@ -139,6 +139,7 @@ class RunResult:
     documents_only: bool = False  # judge by the documents alone: our readings broken are notes
     readings: dict = field(default_factory=dict)  # rule -> first example, for readings noted (documents_only)
     coverage: Counter = field(default_factory=Counter)  # (dtype, rank)
+    layouts: Counter = field(default_factory=Counter)  # the layout group's draws: "input permuted", "flag ..."
     unsupported: Counter = field(default_factory=Counter)  # reason
     contract: object = None  # the Contract the run held the target to (spec.contracts)
     descriptor_rules: tuple = ()  # the descriptor rules the invalid group could break (each gets a verdict)

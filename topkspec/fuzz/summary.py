@@ -135,6 +135,8 @@ def format_summary(result) -> str:
     for dtype in sorted(by_type):
         ranks = ", ".join(f"rank {r}: {c}" for r, c in sorted(by_type[dtype].items()))
         lines.append(f"  {dtype:<10} {ranks}")
+    if getattr(result, "layouts", None):
+        lines += layout_coverage_lines(result.layouts)
     if result.unsupported:
         lines.append("unsupported cases by reason (examples set aside, not judged: neither failures nor the "
                      "known deviations' counts):")
@@ -197,3 +199,15 @@ def format_summary(result) -> str:
     for group, message in result.errors:
         lines.append(f"error in group {group} (a fault of the suite, not the target): {message}")
     return "\n".join(lines)
+
+
+def layout_coverage_lines(layouts) -> list[str]:
+    """The layout group's share of each input layout, output layout, flag and compile mode."""
+    judged = layouts["alone"] + layouts["graph"]
+    lines = [f"coverage per layout (the layout group's {judged} laid-out DirectML calls):"]
+    for part in ("input", "output", "flag"):
+        shares = [(name.split(" ", 1)[1], n) for name, n in sorted(layouts.items()) if name.startswith(part + " ")]
+        lines.append(f"  {part:<7}" + ", ".join(f"{name} {100 * n / judged:.0f}%" for name, n in shares))
+    lines.append(f"  {'compile':<7}alone {100 * layouts['alone'] / judged:.0f}%, in a graph "
+                 f"{100 * layouts['graph'] / judged:.0f}%")
+    return lines

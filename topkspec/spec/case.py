@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from topkspec.spec import dtypes
+from topkspec.spec import dtypes, layouts
+from topkspec.spec.layouts import Layout
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,15 @@ class Case:
         kept = tuple(item for item in self.extra if item[0] != "k_form")
         return replace(self, extra=kept + ((("k_form", form),) if form else ()))
 
+    @property
+    def layout(self) -> Layout:
+        """How a DirectML call lays its tensors out and runs (spec.layouts); plain by default."""
+        return layouts.layout_of(self)
+
+    def with_layout(self, layout: Layout | None) -> "Case":
+        """This case with `layout` (None: packed, bound at 0, alone, no flags)."""
+        return layouts.with_layout(self, layout)
+
     def to_dict(self) -> dict:
         return {
             "profile": self.profile,
@@ -90,6 +100,7 @@ class Case:
             "sorted": self.sorted,
             "index_dtype": self.index_dtype,
             **({"k_form": self.k_form} if self.k_form else {}),
+            **({"layout": self.layout.to_dict()} if not self.layout.is_plain else {}),
         }
 
     @classmethod
@@ -104,7 +115,7 @@ class Case:
             largest=bool(data.get("largest", True)),
             sorted=bool(data.get("sorted", True)),
             index_dtype=data.get("index_dtype", "uint32"),
-        ).with_k_form(data.get("k_form"))
+        ).with_k_form(data.get("k_form")).with_layout(Layout.from_dict(data["layout"]) if data.get("layout") else None)
 
     def call_text(self) -> str:
         """The call in the words its operator uses, as a failure message ends:
@@ -121,6 +132,8 @@ class Case:
                      "sorted" if self.sorted else "unsorted"]
         if self.k_form:
             words.append(f"K as {'a constant' if self.k_form == 'constant' else 'an input'}")
+        if not self.layout.is_plain:
+            words.append(self.layout.words())
         return f"[{', '.join(words)}]"
 
     def describe(self) -> str:

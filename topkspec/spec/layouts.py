@@ -171,8 +171,24 @@ def buffer_plan(case, layout: Layout | None = None) -> list[dict]:
     return plan
 
 
-def element_bytes(plan_entry: dict) -> set[int]:
-    """The byte positions in the bound buffer that hold the tensor's elements."""
-    size, base = plan_entry["itemsize"], plan_entry["offset"]
-    return {base + offset * size + b for offset in element_offsets(plan_entry["sizes"], plan_entry["strides"])
-            for b in range(size)}
+def offset_array(entry):
+    """element_offsets of a plan entry as a numpy array (numpy is loaded here, not at import)."""
+    import numpy as np
+
+    sizes = entry["sizes"]
+    strides = entry["strides"] if entry["strides"] is not None else packed_strides(sizes)
+    offsets = np.zeros((), dtype=np.int64)
+    for size, stride in zip(sizes, strides):
+        offsets = offsets[..., None] + np.arange(size, dtype=np.int64) * stride
+    return offsets.reshape(-1)
+
+
+def outside_mask(entry, length: int):
+    """Per byte of a bound buffer of `length` bytes: True where none of the tensor's elements lies."""
+    import numpy as np
+
+    outside = np.ones(length, dtype=bool)
+    inside = (entry["offset"] + offset_array(entry)[:, None] * entry["itemsize"]
+              + np.arange(entry["itemsize"])).reshape(-1)
+    outside[inside[inside < length]] = False
+    return outside

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from topkspec.directml.worker import protocol
-from topkspec.spec.layouts import GUARD_BYTE, buffer_plan, element_offsets, layout_of
+from topkspec.spec.layouts import GUARD_BYTE, buffer_plan, layout_of
+from topkspec.spec.layouts import offset_array as _offsets
 
 
 @dataclass(frozen=True)
@@ -22,10 +23,6 @@ class OutputBuffers:
     indices: bytes
     plan: tuple
     fill: int = GUARD_BYTE
-
-
-def _offsets(entry) -> np.ndarray:
-    return np.asarray(element_offsets(entry["sizes"], entry["strides"]), dtype=np.int64)
 
 
 def input_buffer(case, x, plan) -> bytes:
