@@ -93,6 +93,9 @@ def _write_cases(out_dir: str, profiles, extra: tuple, from_reports) -> dict:
             os.makedirs(dml_dir, exist_ok=True)
             write_dml_case(dml_dir, valid_entry(item, values, indices, version))
             counts["dml_valid"] += 1
+            if "layout" in item.patterns:  # its variant: "input_permuted", "flag_...", "graph"
+                counts["dml_layout"] += 1
+                counts["layout " + item.patterns[-1]] += 1
     for entry in invalid_entries(profiles, version) + extra_invalid:
         os.makedirs(dml_dir, exist_ok=True)
         write_dml_case(dml_dir, entry)

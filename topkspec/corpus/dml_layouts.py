@@ -120,3 +120,38 @@ def execution_entry(case, x) -> tuple[dict, str]:
                  "bindings": [{"Offset": p["offset"], "SizeInBytes": p["buffer"] - p["offset"], "BufferBytes": p["buffer"]}
                               for p in plan], "guard_byte": GUARD_BYTE}
     return execution, base64.b64encode(input_buffer(case, x, plan)).decode("ascii")
+
+
+def entry_layout(entry) -> Layout:
+    """The Layout a laid-out corpus file describes (its descriptor's Strides, its "execution")."""
+    body, execution = entry["descriptor"]["Desc"], entry["execution"]
+    strides = tuple(tuple(body[name]["Strides"]) if "Strides" in body[name] else None
+                    for name in ("InputTensor", "OutputValueTensor", "OutputIndexTensor"))
+    bindings = execution["bindings"]
+    sizes = buffer_plan_totals(entry, strides)
+    flags = 0
+    for name in execution["flags"]:
+        flags |= EXECUTION_FLAGS[name.replace("DML_EXECUTION_FLAG_", "")]
+    patterns = entry.get("covers", {}).get("patterns", [])
+    kind = patterns[-1] if patterns and "layout" in patterns else ""
+    return Layout(input=kind[6:] if kind.startswith("input_") else "packed",
+                  output="padded" if strides[1] else "slice" if any(bindings[t]["Offset"] or bindings[t]["BufferBytes"]
+                                                                     != bindings[t]["Offset"] + sizes[t] for t in (1, 2))
+                  else "packed", strides=strides,
+                  offsets=tuple(b["Offset"] for b in bindings),
+                  tails=tuple(b["BufferBytes"] - b["Offset"] - total for b, total in zip(bindings, sizes)),
+                  flags=flags, graph=bool(execution["graph"]))
+
+
+def buffer_plan_totals(entry, strides) -> list:
+    """Each tensor's TotalTensorSizeInBytes: as written, or what its sizes imply."""
+    from topkspec.spec.dtypes import canonical, itemsize
+    from topkspec.spec.layouts import total_size
+
+    body = entry["descriptor"]["Desc"]
+    out = []
+    for name, tensor_strides in zip(("InputTensor", "OutputValueTensor", "OutputIndexTensor"), strides):
+        tensor = body[name]
+        size = itemsize(canonical(tensor["DataType"].replace("DML_TENSOR_DATA_TYPE_", "")))
+        out.append(tensor.get("TotalTensorSizeInBytes", total_size(tensor["Sizes"], tensor_strides, size)))
+    return out

@@ -1106,10 +1106,11 @@ static int encode_case_desc(const json *desc, bytes *out) {
     for (int t = 0; t < 3; t++) {
         const json *tensor = json_get(body, tensor_names[t]);
         const json *sizes = json_get(tensor, "Sizes"), *strides = json_get(tensor, "Strides");
-        if (!sizes || sizes->type != 'a' || strides) return 0; /* the corpus writes packed tensors */
+        if (!sizes || sizes->type != 'a' || (strides && (strides->type != 'a' || strides->count != sizes->count)))
+            return 0;
         UINT data_type = json_enum(json_get(tensor, "DataType"), "DML_TENSOR_DATA_TYPE_", data_type_names, 12);
         const json *total = json_get(tensor, "TotalTensorSizeInBytes");
-        uint32_t fields[5] = {DMLW_TENSOR_TYPE_BUFFER, data_type, 0, (uint32_t)sizes->count, 0};
+        uint32_t fields[5] = {DMLW_TENSOR_TYPE_BUFFER, data_type, 0, (uint32_t)sizes->count, strides != NULL};
         uint64_t total_size = total ? json_uint(total) : packed_size(data_type, sizes);
         uint32_t alignment = (uint32_t)json_uint(json_get(tensor, "GuaranteedBaseOffsetAlignment"));
         put(out, fields, sizeof fields);
@@ -1119,8 +1120,77 @@ static int encode_case_desc(const json *desc, bytes *out) {
             uint32_t size = (uint32_t)json_uint(sizes->items[i]);
             put(out, &size, sizeof size);
         }
+        for (size_t i = 0; strides && i < strides->count; i++) {
+            uint32_t stride = (uint32_t)json_uint(strides->items[i]);
+            put(out, &stride, sizeof stride);
+        }
     }
     return 1;
+}
+
+/* A laid-out case's "execution" (dml_layouts.py) as EXECUTE_LAYOUT's layout fields. */
+static int encode_execution(const json *execution, bytes *out) {
+    static const char *const flag_names[] = {"ALLOW_HALF_PRECISION_COMPUTATION", "DISABLE_META_COMMANDS",
+                                             "DESCRIPTORS_VOLATILE"};
+    const json *flags = json_get(execution, "flags"), *bindings = json_get(execution, "bindings");
+    if (!flags || flags->type != 'a' || !bindings || bindings->type != 'a' || bindings->count != 3) return 0;
+    uint32_t head[2] = {0, json_get(execution, "graph") && json_get(execution, "graph")->type == 't'};
+    for (size_t i = 0; i < flags->count; i++)
+        for (UINT f = 0; f < 3; f++)
+            if (flags->items[i]->type == 's' && strstr(flags->items[i]->text, flag_names[f])) head[0] |= 1u << f;
+    put(out, head, sizeof head);
+    for (int t = 0; t < 3; t++) {
+        uint64_t offset = json_uint(json_get(bindings->items[t], "Offset"));
+        uint64_t size = json_uint(json_get(bindings->items[t], "BufferBytes"));
+        put_u64(out, offset);
+        put_u64(out, size);
+    }
+    uint32_t fill = (uint32_t)json_uint(json_get(execution, "guard_byte"));
+    put(out, &fill, sizeof fill);
+    return 1;
+}
+
+/* A laid-out output: its elements read through its Strides from the whole buffer must be
+   `want` (the logical tensor, packed), and every other byte must still be the guard byte. */
+static int check_laid_out(const json *tensor, const json *binding, const uint8_t *buffer, uint64_t size,
+                          const bytes *want, UINT guard, const char *name, char *why, size_t why_size) {
+    const json *sizes = json_get(tensor, "Sizes"), *strides = json_get(tensor, "Strides");
+    UINT data_type = json_enum(json_get(tensor, "DataType"), "DML_TENSOR_DATA_TYPE_", data_type_names, 12);
+    uint64_t element = data_type < 12 ? element_sizes[data_type] : 4, offset = json_uint(json_get(binding, "Offset"));
+    uint64_t step[MAX_DIMS], index[MAX_DIMS], count = 1;
+    size_t rank = sizes->count;
+    for (size_t d = rank; d-- > 0;) {
+        step[d] = strides ? json_uint(strides->items[d]) : count;
+        count *= json_uint(sizes->items[d]);
+        index[d] = 0;
+    }
+    uint8_t *inside = calloc((size_t)size + 1, 1);
+    int broken = 0;
+    for (uint64_t i = 0; i < count && !broken; i++) {
+        uint64_t at = offset;
+        for (size_t d = 0; d < rank; d++) at += index[d] * step[d] * element;
+        if (at + element > size || (i + 1) * element > want->size) {
+            snprintf(why, why_size, "%s element %llu lies outside its buffer", name, (unsigned long long)i);
+            broken = 1;
+        } else if (memcmp(buffer + at, want->data + i * element, (size_t)element)) {
+            snprintf(why, why_size, "%s differ at element %llu", name, (unsigned long long)i);
+            broken = 1;
+        } else {
+            memset(inside + at, 1, (size_t)element);
+        }
+        for (size_t d = rank; d-- > 0;) { /* the next logical element, row-major */
+            if (++index[d] < json_uint(sizes->items[d])) break;
+            index[d] = 0;
+        }
+    }
+    for (uint64_t b = 0; b < size && !broken; b++)
+        if (!inside[b] && buffer[b] != (uint8_t)guard) {
+            snprintf(why, why_size, "%s: byte %llu outside the output changed (0x%02X, the guard byte 0x%02X)", name,
+                     (unsigned long long)b, buffer[b], guard & 0xFF);
+            broken = 1;
+        }
+    free(inside);
+    return broken;
 }
 
 /* One case: 0 as stored, 1 not as stored, 2 not judged; `why` says what happened. */
@@ -1222,16 +1292,23 @@ static int replay_case(const json *entry, UINT device_level, char *why, size_t w
     bytes request = {0};
     put(&request, desc.data, desc.size);
     bytes input = {0};
+    const json *execution = refused ? NULL : json_get(entry, "execution");
+    if (execution && !encode_execution(execution, &request)) {
+        snprintf(why, why_size, "not a corpus case this worker can read");
+        free(desc.data);
+        free(request.data);
+        return 1;
+    }
     if (!refused) {
-        base64_decode(json_get(json_get(entry, "input"), "base64") ? json_get(json_get(entry, "input"), "base64")->text
-                                                                    : NULL, &input);
+        const json *given = json_get(json_get(entry, "input"), execution ? "buffer_base64" : "base64");
+        base64_decode(given ? given->text : NULL, &input);
         uint64_t in_size = input.size;
         put_u64(&request, in_size);
         if (input.size) put(&request, input.data, input.size);
     }
     reader r = {request.data, request.data + request.size, 1};
     captured = &frame;
-    if (refused) do_create(&r); else do_execute(&r);
+    if (refused) do_create(&r); else do_execute_as(&r, execution != NULL);
     captured = NULL;
     uint32_t status = frame.size >= 12 ? *(uint32_t *)(frame.data + 4) : E_FAIL;
     if (refused) {
@@ -1258,6 +1335,18 @@ static int replay_case(const json *entry, UINT device_level, char *why, size_t w
         const json *want = expected;
         base64_decode(json_get(json_get(want, "OutputValueTensor"), "base64")->text, &want_values);
         base64_decode(json_get(json_get(want, "OutputIndexTensor"), "base64")->text, &want_indices);
+        if (execution) { /* whole buffers: read through the Strides, the guard bytes kept */
+            const json *body = json_get(json_get(entry, "descriptor"), "Desc"), *bindings = json_get(execution, "bindings");
+            UINT guard = (UINT)json_uint(json_get(execution, "guard_byte"));
+            verdict = check_laid_out(json_get(body, "OutputValueTensor"), bindings->items[1], values, values_size,
+                                     &want_values, guard, "values", why, why_size) ||
+                      check_laid_out(json_get(body, "OutputIndexTensor"), bindings->items[2], indices, indices_size,
+                                     &want_indices, guard, "indices", why, why_size);
+            if (!verdict) snprintf(why, why_size, "exact, guard bytes kept");
+            free(want_values.data);
+            free(want_indices.data);
+            goto done;
+        }
         int values_ok = want_values.size <= values_size && !memcmp(values, want_values.data, want_values.size);
         int indices_ok = want_indices.size <= indices_size && !memcmp(indices, want_indices.data, want_indices.size);
         verdict = values_ok && indices_ok ? 0 : 1;
