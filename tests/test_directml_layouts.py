@@ -124,3 +124,32 @@ def test_a_planted_directml_bug_is_found_within_1000_examples(planted, rules):
     if planted is IgnoresInputStrides:
         assert found[0].case.layout.strides[0] is not None, f"input packed: {found[0].case.call_text()}"
     assert result.examples["layout"] <= 1000, result.examples
+
+
+def _repro(tmp_path, dml, rule, calls, name):
+    """The report package's repro.py for a recorded finding of `rule` on these calls, run."""
+    import subprocess
+
+    from topkspec.fuzz import Failure, RunResult
+    from topkspec.properties.failures import Violation
+    from topkspec.report import write_report
+
+    case, x = calls[-1]
+    violation = Violation(rule, f"{rule}: recorded", failure_class=failures.WRONG_RESULT, expected="e", actual="a")
+    failure = Failure(target=dml.name, group="layout", violation=violation, case=case, x=x, calls=list(calls),
+                      outputs=[None] * len(calls))
+    result = RunResult(target=dml.name, version=dml.version(), profile=case.profile, settings="ci", seed=0,
+                       max_examples=1)
+    folder = write_report(failure, result, str(tmp_path / name), target_spec=dml)
+    text = open(os.path.join(folder, "repro.py")).read()
+    return subprocess.run([sys.executable, "repro.py"], cwd=folder, capture_output=True, text=True, timeout=300), text
+
+
+@pytest.mark.parametrize("rule", ["out.layout.same_answer", "out.layout.no_write_outside", "out.exact"])
+def test_a_laid_out_finding_replays_laid_out_and_passes_where_directml_is_right(dml, tmp_path, rule):
+    laid = BASE.with_layout(Layout(input="permuted", output="padded", strides=((6, 6, 1, 2), (8, 8, 4, 1), (8, 8, 3, 1)),
+                                   offsets=(16, 0, 0), tails=(0, 4, 8), flags=2))
+    calls = [(laid, X), (BASE, X)] if rule == "out.layout.same_answer" else [(laid, X)]
+    out, text = _repro(tmp_path, dml, rule, calls, rule.replace(".", "_"))
+    assert '"strides": [6, 6, 1, 2]' in text, f"{rule}: the repro does not lay the input out:\n{text[:2000]}"
+    assert out.returncode == 0, f"{rule}: DirectML is right here: expected exit 0, got {out.returncode}\n{out.stdout}{out.stderr}"

@@ -34,7 +34,8 @@ def half_precision_applies(case) -> bool:
 
 @names_the_call
 def check_same_layout(case, x, run):
-    """out.layout.same_answer (or out.layout.half_precision where the flag leaves it open)."""
+    """out.layout.same_answer (or out.layout.half_precision where the flag leaves it open). The
+    laid-out call comes first, the packed one second (a report replays them in that order)."""
     laid = _call(run, case, x)
     if half_precision_applies(case):
         check_half_precision(case, x, *laid)
@@ -116,6 +117,6 @@ PROPERTIES = (
     Property("same_layout", check_same_layout, (SAME_ANSWER, HALF), METAMORPHIC, False, group="layout",
              words=((SAME_ANSWER, "gives another answer under another memory layout"),
                     (HALF, "returns with half precision allowed what no FLOAT16 comparison gives")),
-             relation=Relation(calls=2, sides=lambda first, second, *_: ("expected (packed)", first,
-                                                                          "actual (laid out)", second))),
+             relation=Relation(calls=2, sides=lambda first, second, *_: ("expected (packed)", second,
+                                                                          "actual (laid out)", first))),
 )
