@@ -108,8 +108,12 @@ def _metamorphic_body(group: str, *, share_calls: bool):
                 options = self_consistency.options(prop, ctx.contract, ctx.unpromised, ctx.target)
                 if prop.name == "self_prefix" and judged.family == "dml" and ctx.strict_doc:
                     options["max_k"] = judged.axis_size - 1  # the literal text: K below the axis size
-            if prop.name == "no_write_outside":  # the buffers the call left: the target keeps them
-                options["buffers"] = getattr(ctx.target, "last_output_buffers", lambda: None)
+            if prop.group == "layout":
+                from topkspec.properties import layouts
+                if not layouts.judges(prop.name, judged):
+                    continue  # nothing to judge in this layout (no guard bytes, flags leaving it open)
+                if prop.name == "no_write_outside":  # the buffers the call left: the target keeps them
+                    options["buffers"] = getattr(ctx.target, "last_output_buffers", lambda: None)
             if check is check_prefix and judged.family == "dml" and ctx.strict_doc:
                 options["max_k"] = judged.axis_size - 1  # the literal text: K below the axis size
             calls = len(ctx.calls)

@@ -207,7 +207,7 @@ def layout_coverage_lines(layouts) -> list[str]:
     lines = [f"coverage per layout (the layout group's {judged} laid-out DirectML calls):"]
     for part in ("input", "output", "flag"):
         shares = [(name.split(" ", 1)[1], n) for name, n in sorted(layouts.items()) if name.startswith(part + " ")]
-        lines.append(f"  {part:<7}" + ", ".join(f"{name} {100 * n / judged:.0f}%" for name, n in shares))
-    lines.append(f"  {'compile':<7}alone {100 * layouts['alone'] / judged:.0f}%, in a graph "
+        lines.append(f"  {part:<8}" + ", ".join(f"{name} {100 * n / judged:.0f}%" for name, n in shares))
+    lines.append(f"  {'compile':<8}alone {100 * layouts['alone'] / judged:.0f}%, in a graph "
                  f"{100 * layouts['graph'] / judged:.0f}%")
     return lines

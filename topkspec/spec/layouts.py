@@ -61,7 +61,7 @@ class Layout:
         """'input permuted, outputs slice, flags DISABLE_META_COMMANDS, in a graph'."""
         parts = [f"input {self.input}", f"outputs {self.output}"]
         if any(self.offsets):
-            parts.append(f"offsets {list(self.offsets)}")
+            parts.append("offsets " + "/".join(str(o) for o in self.offsets))
         parts.append("flags " + ("|".join(self.flag_names) or "none"))
         parts.append("in a graph" if self.graph else "alone")
         return ", ".join(parts)
