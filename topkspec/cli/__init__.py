@@ -334,7 +334,7 @@ def cmd_corpus(args) -> int:
     print(f"topkspec corpus: {counts.get('onnx', 0)} ONNX node tests, {counts.get('dml_valid', 0)} valid and "
           f"{counts.get('dml_invalid', 0)} invalid DirectML cases in {args.dir}")
     if counts.get("dml_layout"):
-        shares = ", ".join(f"{name[7:]} {100 * n / counts['dml_valid']:.1f}%" for name, n in sorted(counts.items())
+        shares = ", ".join(f"{name[7:]} {n} ({100 * n / counts['dml_valid']:.1f}%)" for name, n in sorted(counts.items())
                            if name.startswith("layout "))
         print(f"laid out: {counts['dml_layout']} of the valid DirectML cases (share of each: {shares})")
     if args.from_reports is not None:

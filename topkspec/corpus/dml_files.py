@@ -155,6 +155,10 @@ MUTATIONS = {
                                _set(("Desc", "InputTensor", "TotalTensorSizeInBytes"), 4))],
     "dml.tensor.alignment": [("GuaranteedBaseOffsetAlignment 3", _set(("Desc", "InputTensor", "GuaranteedBaseOffsetAlignment"), 3)),
                              ("GuaranteedBaseOffsetAlignment 24", _set(("Desc", "OutputIndexTensor", "GuaranteedBaseOffsetAlignment"), 24))],
+    "dml.tensor.outputs_distinct": [("value output rows sharing an address",
+                                     _set(("Desc", "OutputValueTensor", "Strides"), [0, 0, 0, 1])),
+                                    ("index output rows and columns stepping by 1",
+                                     _set(("Desc", "OutputIndexTensor", "Strides"), [6, 6, 1, 1]))],
     "dml.operator.available": [("the operator below its first feature level", _set(("FeatureLevel",), "DML_FEATURE_LEVEL_2_0"))],
 }
 
