@@ -94,19 +94,13 @@ def laid_out(item, name: str, make):
 
 
 def layout_items(items) -> list:
-    """Laid-out copies of a few DirectML items: per variant, the first few that fit it."""
+    """Laid-out copies of a few DirectML items: per variant, the first three that fit it."""
     dml = [i for i in items if i.case.family == "dml" and i.case.rank >= 2 and i.case.op == "TOP_K1"
            and i.case.dtype in ("float32", "float16", "int32")]
     out = []
-    for index, (name, _) in enumerate(_variants(0)):
-        taken = 0
-        for item in dml:
-            made = laid_out(item, name, _variants(item.case.rank)[index][1])
-            if made is not None:
-                out.append(made)
-                taken += 1
-            if taken == 3:
-                break
+    for index, name in enumerate(name for name, _ in _variants(1)):
+        made = (laid_out(item, name, _variants(item.case.rank)[index][1]) for item in dml)
+        out += [item for item in made if item is not None][:3]
     return out
 
 

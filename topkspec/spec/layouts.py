@@ -1,7 +1,8 @@
 """How a DirectML TopK call lays its three tensors out in memory, and what it asks of DirectML
 beyond the operator's descriptor: the strides of each tensor, the bytes bound before and after
 each one (a binding offset, guard bytes), the execution flags and whether the operator is
-compiled alone or inside a small graph. Standard library only.
+compiled alone or inside a small graph. Standard library only at import (offset_array and
+outside_mask load numpy when called).
 
 A `Layout` rides on a DirectML Case (`with_layout`, `layout_of`); a case without one is packed,
 bound at offset 0, compiled alone, with no flags: what every DirectML case was before layouts.
