@@ -90,6 +90,7 @@ BREAKERS = {
     "dml.tensor.strides": (_dml(_set(["InputTensor", "Strides"], [5, 1])), False),
     "dml.tensor.total_size": (_dml(_set(["InputTensor", "TotalTensorSizeInBytes"], 4)), False),
     "dml.tensor.alignment": (_dml(_set(["InputTensor", "GuaranteedBaseOffsetAlignment"], 2)), False),
+    "dml.tensor.outputs_distinct": (_dml(_set(["OutputValueTensor", "Strides"], [2, 0, 1])), False),
     "onnx.desc.fields": (_onnx(lambda d: d.update(extra=1)), False),
     "onnx.attr.allowed": (_onnx(lambda d: d["attributes"].update(largest=1), opset=10), False),
     "onnx.attr.k_matches": (_onnx(lambda d: d["attributes"].update(k=3), opset=1), False),

@@ -128,6 +128,16 @@ NO_BUG_OF_ITS_OWN = {
     "self_k_input": "judged only for a target whose adapter passes K two ways (Target.k_forms), which a "
                     "plain function cannot: of the self-consistency relations it alone fires on a runtime "
                     "that puts NaN last only with K compiled in (test_only_k_input_sees_the_k_form)",
+    "same_layout": "a relation between a laid-out DirectML call and the packed one, which a plain callable "
+                   "cannot make (it has no layout): its own bug, a call that reads the input without its "
+                   "strides, is planted in test_properties_planted.py (numpy) and tests/test_directml_layouts.py "
+                   "(DirectML)",
+    "half_precision": "it judges only a laid-out DirectML call with ALLOW_HALF_PRECISION_COMPUTATION on FLOAT32 "
+                      "values, which a plain callable cannot make; its own bug (the top K by FLOAT16 keys out of "
+                      "order) is planted in test_properties_planted.py",
+    "no_write_outside": "it reads the bytes around a laid-out call's outputs, which a plain callable does not "
+                        "have: its own bug, a write past the output's last element, leaves every result rule "
+                        "holding and is planted in test_properties_planted.py and tests/test_directml_layouts.py",
     "self_repeat": "a relation, as deterministic: a bug that answers a repeated call two ways answers the "
                    "other relations' calls two ways too, so it breaks them as well; only it repeats a call "
                    "with NaN or open ties, so only it catches such a bug from an example whose other calls "

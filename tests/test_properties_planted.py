@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, Phase, find, settings
 
 sys.path.insert(0, str(Path(__file__).parent))
 import planted_bugs as bugs  # noqa: E402
+import planted_layouts as layouts  # noqa: E402
 
 from topkspec import spec  # noqa: E402
 from topkspec.properties.failures import ACCEPTS_INVALID, NONDETERMINISTIC, REJECTS_VALID, Violation  # noqa: E402
@@ -33,6 +34,10 @@ from topkspec.properties.self_consistency import (  # noqa: E402
     check_self_axis, check_self_batch, check_self_k_input, check_self_prefix, check_self_repeat,
 )
 from topkspec.strategies import case_and_input, invalid_descriptors  # noqa: E402
+from topkspec.strategies.layouts import layout_inputs  # noqa: E402
+from topkspec.properties.layouts import (  # noqa: E402
+    check_half_precision_call, check_no_write_outside, check_same_layout, judges,
+)
 
 FIND_SETTINGS = settings(max_examples=1000, derandomize=True, database=None, deadline=None,
                          suppress_health_check=list(HealthCheck))
@@ -134,7 +139,9 @@ class Planted:
         return f"{self.bug}-{self.check.__name__}"
 
     def fn(self):
-        return _topk_path_bug if self.bug == "topk_path_bug" else getattr(bugs, self.bug)
+        if self.bug == "topk_path_bug":
+            return _topk_path_bug
+        return getattr(layouts, self.bug) if hasattr(layouts, self.bug) else getattr(bugs, self.bug)
 
 
 def _ci(profile="onnx:24", **kw):
@@ -144,6 +151,11 @@ def _ci(profile="onnx:24", **kw):
 def _nan(profile="onnx:24"):
     """Float inputs that hold NaN, of both signs: where its place is open."""
     return case_and_input(profile, dtypes=["float32", "float16"], allow_nan=True, require_nan=True)
+
+
+def _laid(profile="dml:5.0"):
+    """DirectML cases with a drawn layout (strategies.layouts), laid-out ones only."""
+    return layout_inputs(case_and_input(profile)).filter(lambda ci: not ci[0].layout.is_plain)
 
 
 PLANTED = [
@@ -207,6 +219,14 @@ PLANTED = [
             metamorphic_kind(check_self_k_input, k_forms=("input", "constant")), _nan(), ("self.k_input",)),
     Planted("nan_side_alternating", check_self_repeat, metamorphic_kind(check_self_repeat), _nan(),
             ("self.repeat",), failure_class=NONDETERMINISTIC),
+    # a DirectML call laid out (strides, bindings, guard bytes), emulated in numpy (planted_layouts.py)
+    Planted("ignores_input_strides", check_same_layout, metamorphic_kind(check_same_layout), _laid(),
+            ("out.layout.same_answer",), max_rank=2),
+    Planted("writes_past_output", check_no_write_outside,
+            metamorphic_kind(check_no_write_outside, buffers=layouts.writes_past_output.buffers), _laid(),
+            ("out.layout.no_write_outside",)),
+    Planted("half_reversed", check_half_precision_call, metamorphic_kind(check_half_precision_call),
+            _laid().filter(lambda ci: judges("half_precision", ci[0]) and ci[0].k > 1), ("out.layout.half_precision",)),
     Planted("rejects_k_equal_n", check_accepts_valid, accepts_kind, _ci("onnx:24"), ("out.valid_accepted",),
             failure_class=REJECTS_VALID),
     Planted("raises_on_nan", check_accepts_valid, accepts_kind, _ci(dtypes=["float32"], allow_nan=True),

@@ -345,6 +345,10 @@ def cmd_corpus(args) -> int:
     counts = write_corpus(args.dir, profiles, from_reports=args.from_reports)
     print(f"topkspec corpus: {counts.get('onnx', 0)} ONNX node tests, {counts.get('dml_valid', 0)} valid and "
           f"{counts.get('dml_invalid', 0)} invalid DirectML cases in {args.dir}")
+    if counts.get("dml_layout"):
+        shares = ", ".join(f"{name[7:]} {n} ({100 * n / counts['dml_valid']:.1f}%)" for name, n in sorted(counts.items())
+                           if name.startswith("layout "))
+        print(f"laid out: {counts['dml_layout']} of the valid DirectML cases (share of each: {shares})")
     if args.from_reports is not None:
         skipped = counts["reports_skipped"]
         print(f"from {args.from_reports}: {counts['from_reports']} cases taken; {len(skipped)} report "

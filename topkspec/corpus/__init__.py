@@ -78,7 +78,10 @@ def _write_cases(out_dir: str, profiles, extra: tuple, from_reports) -> dict:
 
     version = _version()
     extra_valid, extra_invalid, _skipped = extra
-    items = valid_cases(profiles) + extra_valid
+    from topkspec.corpus.dml_layouts import layout_items
+
+    items = valid_cases(profiles)
+    items = items + layout_items(items) + extra_valid
     onnx_dir, dml_dir = os.path.join(out_dir, "onnx"), os.path.join(out_dir, "dml")
     counts = Counter()
     for item in items:
@@ -90,6 +93,9 @@ def _write_cases(out_dir: str, profiles, extra: tuple, from_reports) -> dict:
             os.makedirs(dml_dir, exist_ok=True)
             write_dml_case(dml_dir, valid_entry(item, values, indices, version))
             counts["dml_valid"] += 1
+            if "layout" in item.patterns:  # its variant: "input_permuted", "flag_...", "graph"
+                counts["dml_layout"] += 1
+                counts["layout " + item.patterns[-1]] += 1
     for entry in invalid_entries(profiles, version) + extra_invalid:
         os.makedirs(dml_dir, exist_ok=True)
         write_dml_case(dml_dir, entry)

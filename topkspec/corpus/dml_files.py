@@ -58,18 +58,39 @@ def read_tensor(data: dict, dtype: str) -> np.ndarray:
     return np.frombuffer(raw, dtype=np.dtype(dtypes.numpy_dtype(dtype)).newbyteorder("<")).reshape(data["Sizes"]).copy()
 
 
+def _input(item, body) -> dict:
+    """The input as stored: the logical tensor, and for a laid-out case its whole bound buffer."""
+    data = tensor_data(item.x, body["InputTensor"]["DataType"])
+    if not item.case.layout.is_plain:
+        from topkspec.corpus.dml_layouts import execution_entry
+
+        data["buffer_base64"] = execution_entry(item.case, item.x)[1]
+    return data
+
+
 def valid_entry(item, values: np.ndarray, indices: np.ndarray, version: str) -> dict:
     desc = descriptor(item.case)
     body = desc["Desc"]
     return {
         "name": item.name, "topkspec": version, "FeatureLevel": desc["FeatureLevel"], "descriptor": desc,
-        "input": tensor_data(item.x, body["InputTensor"]["DataType"]),
+        "input": _input(item, body),
         "expected": {"outcome": "computed",
                      "OutputValueTensor": tensor_data(values, body["OutputValueTensor"]["DataType"]),
                      "OutputIndexTensor": tensor_data(indices.astype(item.case.index_dtype),
                                                       body["OutputIndexTensor"]["DataType"])},
         "covers": {"rules": list(item.rules), "patterns": list(item.patterns)},
+        **_execution(item),
     }
+
+
+def _execution(item) -> dict:
+    """A laid-out case's "execution" member (dml_layouts); nothing for a plain one."""
+    if item.case.layout.is_plain:
+        return {}
+    from topkspec.corpus.dml_layouts import execution_entry
+
+    execution, _ = execution_entry(item.case, item.x)
+    return {"execution": execution}
 
 
 # --- invalid descriptors: each a mutation of a small valid one, named by what it breaks ------
@@ -134,6 +155,10 @@ MUTATIONS = {
                                _set(("Desc", "InputTensor", "TotalTensorSizeInBytes"), 4))],
     "dml.tensor.alignment": [("GuaranteedBaseOffsetAlignment 3", _set(("Desc", "InputTensor", "GuaranteedBaseOffsetAlignment"), 3)),
                              ("GuaranteedBaseOffsetAlignment 24", _set(("Desc", "OutputIndexTensor", "GuaranteedBaseOffsetAlignment"), 24))],
+    "dml.tensor.outputs_distinct": [("value output rows sharing an address",
+                                     _set(("Desc", "OutputValueTensor", "Strides"), [0, 0, 0, 1])),
+                                    ("index output rows and columns stepping by 1",
+                                     _set(("Desc", "OutputIndexTensor", "Strides"), [6, 6, 1, 1]))],
     "dml.operator.available": [("the operator below its first feature level", _set(("FeatureLevel",), "DML_FEATURE_LEVEL_2_0"))],
 }
 

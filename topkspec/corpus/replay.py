@@ -83,8 +83,12 @@ def _computation(target, entry) -> tuple:
     from topkspec import spec
     from topkspec.targets.base import Rejected
 
+    from topkspec.corpus.dml_layouts import entry_layout
+
     case = spec.case_from_descriptor(entry["descriptor"])
     x = read_tensor(entry["input"], case.dtype)
+    if "execution" in entry:  # laid out: strides, bindings, flags, graph (the target lays it out again)
+        case = case.with_layout(entry_layout(entry))
     reason = target.supports(case)
     if reason:
         return NOT_JUDGED, reason
@@ -105,4 +109,14 @@ def _computation(target, entry) -> tuple:
             i = int(differ[0])
             return NOT_AS_STORED, (f"{label} differ at element {i}: expected {wanted.reshape(-1)[i]!r}, "
                                    f"got {got.reshape(-1)[i]!r}")
+    kept = getattr(target, "last_output_buffers", lambda: None)() if "execution" in entry else None
+    if kept is not None:
+        from topkspec.spec.layouts import outside_mask
+
+        for label, data, plan in (("values", kept.values, kept.plan[1]), ("indices", kept.indices, kept.plan[2])):
+            raw = np.frombuffer(data, np.uint8)
+            changed = np.flatnonzero(outside_mask(plan, raw.size) & (raw != kept.fill))
+            if changed.size:
+                return NOT_AS_STORED, f"{label}: byte {int(changed[0])} outside the output changed"
+        return AS_STORED, "exact, guard bytes kept"
     return AS_STORED, "exact"

@@ -16,7 +16,7 @@ TIMEOUT_RULE = "timeout"  # the pseudo-rule a call with no answer in time is fil
 
 # Share of the budget each group gets (renormalised over the groups that apply).
 GROUP_WEIGHTS = {"valid": 0.40, "nan": 0.20, "metamorphic": 0.15, "invalid": 0.15, "deterministic": 0.10, "accepts": 0.10,
-                 "self": 0.15}
+                 "self": 0.15, "layout": 0.25}
 
 # The run's settings by name: Hypothesis settings, registered with Hypothesis as profiles of the
 # same names (and topkspec-<name>) by register_settings, never loaded here.

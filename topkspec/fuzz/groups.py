@@ -91,6 +91,10 @@ def _metamorphic_body(group: str, *, share_calls: bool):
         judged = ctx.judged_if_supported(case)
         if judged is None:
             return False
+        if group == "layout":
+            if judged.layout.is_plain:
+                return False  # packed, at 0, alone, no flags: the valid group's call, nothing to compare
+            _count_layout(ctx, judged)
         ctx.result.coverage[(judged.dtype, judged.rank)] += 1
         ctx.result.graphs[judged.context] += judged.family == "onnx"
         run = _asking_once(ctx.run) if share_calls else ctx.run
@@ -106,6 +110,12 @@ def _metamorphic_body(group: str, *, share_calls: bool):
                 options = self_consistency.options(prop, ctx.contract, ctx.unpromised, ctx.target)
                 if prop.name == "self_prefix" and judged.family == "dml" and ctx.strict_doc:
                     options["max_k"] = judged.axis_size - 1  # the literal text: K below the axis size
+            if prop.group == "layout":
+                from topkspec.properties import layouts
+                if not layouts.judges(prop.name, judged):
+                    continue  # nothing to judge in this layout (no guard bytes, flags leaving it open)
+                if prop.name == "no_write_outside":  # the buffers the call left: the target keeps them
+                    options["buffers"] = getattr(ctx.target, "last_output_buffers", lambda: None)
             if check is check_prefix and judged.family == "dml" and ctx.strict_doc:
                 options["max_k"] = judged.axis_size - 1  # the literal text: K below the axis size
             calls = len(ctx.calls)
@@ -120,6 +130,16 @@ def _metamorphic_body(group: str, *, share_calls: bool):
             compared = compared or len(ctx.calls) > calls
         return compared
     return body
+
+
+def _count_layout(ctx: GroupContext, case) -> None:
+    """The coverage of the layout group: each example's input and output layout, flags, graph."""
+    from topkspec.spec.layouts import layout_of
+
+    layout = layout_of(case)
+    for part in (f"input {layout.input}", f"output {layout.output}", "graph" if layout.graph else "alone",
+                 *(f"flag {name}" for name in layout.flag_names or ["none"])):
+        ctx.result.layouts[part] += 1
 
 
 def _invalid_body(ctx: GroupContext, draw) -> None:
@@ -283,6 +303,9 @@ def plan_groups(target: Target, profile: str, *, strict_doc: bool = False, max_a
     options.pop("graph_contexts", None)  # the self group compares calls of one model
     if _self_judges(target, floats, contract or target.contract):
         groups["self"] = (_open_inputs(profile, floats, options), body_of("self"))
+    if getattr(target, "draws_layouts", False) and spec.parse_profile(profile).family == "dml":
+        from topkspec.strategies.layouts import layout_inputs  # strides, offsets, flags, graphs
+        groups["layout"] = (layout_inputs(case_and_input(profile, allow_nan=False, **options)), body_of("layout"))
     return {name: plan for name, plan in groups.items()
             if not _nothing_to_judge(name, contract or target.contract, profile)}
 
@@ -343,7 +366,7 @@ def body_of(group: str):
     by running it again (fuzz.confirm)."""
     if group in ("valid", "nan"):
         return _result_body
-    if group in ("metamorphic", "deterministic", "self"):
+    if group in ("metamorphic", "deterministic", "self", "layout"):
         # the self group's relations are each reported with their own calls: none is shared
         return _metamorphic_body(group, share_calls=group == "metamorphic")
     return _invalid_body if group == "invalid" else None

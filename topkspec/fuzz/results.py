@@ -140,6 +140,7 @@ class RunResult:
     readings: dict = field(default_factory=dict)  # rule -> first example, for readings noted (documents_only)
     coverage: Counter = field(default_factory=Counter)  # (dtype, rank)
     graphs: Counter = field(default_factory=Counter)  # ONNX graph context (Case.context, None: one node)
+    layouts: Counter = field(default_factory=Counter)  # the layout group's draws: "input permuted", "flag ..."
     unsupported: Counter = field(default_factory=Counter)  # reason
     contract: object = None  # the Contract the run held the target to (spec.contracts)
     descriptor_rules: tuple = ()  # the descriptor rules the invalid group could break (each gets a verdict)

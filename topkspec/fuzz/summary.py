@@ -136,6 +136,8 @@ def format_summary(result) -> str:
         ranks = ", ".join(f"rank {r}: {c}" for r, c in sorted(by_type[dtype].items()))
         lines.append(f"  {dtype:<10} {ranks}")
     lines += graph_lines(result)
+    if getattr(result, "layouts", None):
+        lines += layout_coverage_lines(result.layouts)
     if result.unsupported:
         lines.append("unsupported cases by reason (examples set aside, not judged: neither failures nor the "
                      "known deviations' counts):")
@@ -213,4 +215,16 @@ def graph_lines(result) -> list[str]:
     for context in (None, *graphs.CONTEXTS):
         if counts.get(context):
             lines.append(f"  {graphs.describe(context):<50} {100 * counts[context] / total:5.1f}%")
+    return lines
+
+
+def layout_coverage_lines(layouts) -> list[str]:
+    """The layout group's share of each input layout, output layout, flag and compile mode."""
+    judged = layouts["alone"] + layouts["graph"]
+    lines = [f"coverage per layout (the layout group's {judged} laid-out DirectML calls):"]
+    for part in ("input", "output", "flag"):
+        shares = [(name.split(" ", 1)[1], n) for name, n in sorted(layouts.items()) if name.startswith(part + " ")]
+        lines.append(f"  {part:<8}" + ", ".join(f"{name} {100 * n / judged:.0f}%" for name, n in shares))
+    lines.append(f"  {'compile':<8}alone {100 * layouts['alone'] / judged:.0f}%, in a graph "
+                 f"{100 * layouts['graph'] / judged:.0f}%")
     return lines

@@ -30,7 +30,9 @@ VERDICTS = (HOLDS, BROKEN, BROKEN_BY_READING, KNOWN, UNSUPPORTED, NOT_PROMISED, 
 _RULE_GROUPS = {"out.invalid_rejected": ("invalid",), "out.valid_accepted": ("valid", "accepts"), "out.deterministic": ("deterministic",),
                 "out.prefix": ("metamorphic",), "out.axis_moves": ("metamorphic",),
                 "out.topk_equals_topk1": ("metamorphic",), "out.nan.unspecified": ("nan",),
-                **{rule: ("self",) for rule in ("self.batch", "self.prefix", "self.axis", "self.k_input", "self.repeat")}}
+                **{rule: ("self",) for rule in ("self.batch", "self.prefix", "self.axis", "self.k_input", "self.repeat")},
+                **{rule: ("layout",) for rule in ("out.layout.same_answer", "out.layout.no_write_outside",
+                                                  "out.layout.half_precision")}}
 
 
 def is_reading(rule_id: str, profile=None, contract=None) -> bool:

@@ -3,13 +3,13 @@ in them: a property by name or by check, the relation a rule is observed by, the
 report's title."""
 from __future__ import annotations
 
-from topkspec.properties import acceptance, metamorphic, nan_order, result, self_consistency
+from topkspec.properties import acceptance, layouts, metamorphic, nan_order, result, self_consistency
 from topkspec.properties.property import Property, Relation
 
 #: Every property: the result ones most specific first, then the metamorphic, self-consistency
 #: and acceptance ones.
 CATALOGUE: tuple[Property, ...] = (result.PROPERTIES + nan_order.PROPERTIES + metamorphic.PROPERTIES
-                                   + self_consistency.PROPERTIES + acceptance.PROPERTIES)
+                                   + self_consistency.PROPERTIES + layouts.PROPERTIES + acceptance.PROPERTIES)
 
 #: A property by its name.
 BY_NAME = {prop.name: prop for prop in CATALOGUE}

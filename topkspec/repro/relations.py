@@ -59,6 +59,27 @@ REPLAYS: dict[str, Replay] = {
              "    if not all(same(a, b) for a, b in zip(expected, actual)):\n        break",
         differs="run {run} gave other bits than run 1 for the same input",
         agrees="50 runs gave the same bits"),
+    # A DirectML call laid out as LAYOUT says (the directml template's topk lays every call out so):
+    "same_layout": Replay(
+        pair="expected = topk(X, K, AXIS, layout=None)  # packed, bound at 0, alone, no flags\n"
+             "actual = topk(X, K, AXIS)  # laid out as LAYOUT says",
+        differs="the laid-out call answers otherwise than the packed one",
+        agrees="the laid-out call answers as the packed one"),
+    "no_write_outside": Replay(
+        pair="topk(X, K, AXIS)  # laid out as LAYOUT says\n"
+             "expected = [np.zeros(0, np.int64)] * 2  # no byte outside the outputs' elements changed\n"
+             "actual = [np.asarray(changed, np.int64) for changed in GUARD_CHANGED]  # bytes that changed",
+        differs="bytes of the output buffer outside the output's elements changed (values, indices: their positions)",
+        agrees="every byte outside the outputs' elements kept its guard byte"),
+    "half_precision": Replay(
+        data=lambda calls: [f"LARGEST = {calls[0][0].op == 'TOP_K' or bool(calls[0][0].largest)}"],
+        pair="actual = topk(X, K, AXIS)  # laid out, with ALLOW_HALF_PRECISION_COMPUTATION\n"
+             "keys = np.sort(np.moveaxis(X, AXIS % X.ndim, -1).astype(np.float16), axis=-1)\n"
+             "keys = (keys[..., ::-1] if LARGEST else keys)[..., :K]  # the top K of the input rounded to FLOAT16\n"
+             "expected = [np.moveaxis(keys, -1, AXIS % X.ndim)]\n"
+             "actual = [np.asarray(actual[0]).astype(np.float16)]  # the values returned, rounded to FLOAT16",
+        differs="the values, rounded to FLOAT16, are not the top K of the input rounded to FLOAT16",
+        agrees="the values are right for the input rounded to FLOAT16"),
 }
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from topkspec.spec import dtypes
+from topkspec.spec import dtypes, layouts
+from topkspec.spec.layouts import Layout
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,15 @@ class Case:
         kept = tuple(item for item in self.extra if item[0] != "context")
         return replace(self, extra=kept + ((("context", context),) if context else ()))
 
+    @property
+    def layout(self) -> Layout:
+        """How a DirectML call lays its tensors out and runs (spec.layouts); plain by default."""
+        return layouts.layout_of(self)
+
+    def with_layout(self, layout: Layout | None) -> "Case":
+        """This case with `layout` (None: packed, bound at 0, alone, no flags)."""
+        return layouts.with_layout(self, layout)
+
     def to_dict(self) -> dict:
         return {
             "profile": self.profile,
@@ -102,6 +112,7 @@ class Case:
             "index_dtype": self.index_dtype,
             **({"k_form": self.k_form} if self.k_form else {}),
             **({"context": self.context} if self.context else {}),
+            **({"layout": self.layout.to_dict()} if not self.layout.is_plain else {}),
         }
 
     @classmethod
@@ -116,7 +127,8 @@ class Case:
             largest=bool(data.get("largest", True)),
             sorted=bool(data.get("sorted", True)),
             index_dtype=data.get("index_dtype", "uint32"),
-        ).with_k_form(data.get("k_form")).with_context(data.get("context"))
+        ).with_k_form(data.get("k_form")).with_context(data.get("context")).with_layout(
+            Layout.from_dict(data["layout"]) if data.get("layout") else None)
 
     def call_text(self) -> str:
         """The call in the words its operator uses, as a failure message ends:
@@ -135,6 +147,8 @@ class Case:
             words.append(f"K as {'a constant' if self.k_form == 'constant' else 'an input'}")
         if self.context:
             words.append(f"in graph {self.context}")
+        if not self.layout.is_plain:
+            words.append(self.layout.words())
         return f"[{', '.join(words)}]"
 
     def describe(self) -> str:

@@ -270,6 +270,14 @@ def alignment(view, params, tables, ctx):
     return msgs
 
 
+def outputs_distinct(view, params, tables, ctx):
+    from topkspec.spec.layouts import overlapping
+
+    return [f"{name}.Strides {view['Desc'][name]['Strides']} give two of its elements one address"
+            for name in params["tensors"] if "Strides" in view["Desc"][name]
+            and overlapping(view["Desc"][name]["Sizes"], view["Desc"][name]["Strides"])]
+
+
 # -- ONNX -----------------------------------------------------------------------------------
 
 _ONNX_KEYS = {"op_type", "opset", "X", "k", "K", "attributes"}
@@ -370,7 +378,7 @@ def onnx_bool_attrs(view, params, tables, ctx):
 _IMPLEMENTATIONS = {fn.__name__: fn for fn in (
     dml_fields, dml_tensor_fields, dml_operator_available, sizes_min, same_rank, rank_in_table, dtype_in_table,
     same_dtype, axis_below_rank, k_min, k_max_axis_size, enum, output_sizes, same_sizes, strides_length,
-    total_size_min, alignment, onnx_fields, onnx_attrs_allowed, onnx_k_attribute_matches, onnx_dtype_in_table,
+    total_size_min, alignment, outputs_distinct, onnx_fields, onnx_attrs_allowed, onnx_k_attribute_matches, onnx_dtype_in_table,
     signed_axis_in_range, k_single, onnx_bool_attrs)}
 CHECK_KINDS = {kind: (meaning, _IMPLEMENTATIONS[kind]) for kind, meaning in CHECK_KIND_MEANINGS.items()}
 

@@ -178,6 +178,12 @@ def descriptor(case: Case) -> dict:
         }
         if case.op == "TOP_K1":
             body["AxisDirection"] = "DML_AXIS_DIRECTION_" + ("DECREASING" if case.largest else "INCREASING")
+        if not case.layout.is_plain:  # strided tensors carry their Strides and the size they imply
+            from topkspec.spec.layouts import buffer_plan
+
+            for name, entry in zip(("InputTensor", "OutputValueTensor", "OutputIndexTensor"), buffer_plan(case)):
+                if entry["strides"] is not None:
+                    body[name].update(Strides=list(entry["strides"]), TotalTensorSizeInBytes=entry["total"])
         return {"Type": "DML_OPERATOR_" + case.op,
                 "FeatureLevel": "DML_FEATURE_LEVEL_" + profile.level_name, "Desc": body}
     attributes = {"axis": case.axis}

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from topkspec.spec.record import Record
 from topkspec.spec.citations import BUFFER, K1, LEVELS, ONNX, TOPK, section_title
+from topkspec.spec.layout_rules import LAYOUT_RULES
 from topkspec.spec.tables import DOCUMENTS
 
 # Rules whose breakage leaves nothing any TopK can compute (K or the axis out of range): every
@@ -384,6 +385,8 @@ RULE_LIST = [
          (ONNX.X, K1.SUPPORT_3_1, K1.SUPPORT_2_1), INTERPRETATION, "lowering",
          reason="Leading dimensions of size 1 change no sequence, so padding to 4-D is exact at 2_1."),
 ]
+
+RULE_LIST += [Rule(**fields) for fields in LAYOUT_RULES]  # strides, bindings, flags, graphs (layout_rules)
 
 RULES = {rule.id: rule for rule in RULE_LIST}
 

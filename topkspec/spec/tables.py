@@ -13,6 +13,11 @@ DML_BUFFER_TENSOR_DOC = "dml-buffer-tensor-desc"
 DML_FEATURE_LEVEL_DOC = "dml-feature-level"
 ONNX_TOPK_DOC = "onnx-topk"
 ONNX_CHANGELOG_DOC = "onnx-changelog"
+DML_STRIDES_DOC = "dml-strides"
+DML_BUFFER_BINDING_DOC = "dml-buffer-binding"
+DML_CONSTANTS_DOC = "dml-constants"
+DML_EXECUTION_FLAGS_DOC = "dml-execution-flags"
+DML_COMPILE_GRAPH_DOC = "dml-compile-graph"
 
 DOCUMENTS = {
     DML_TOP_K1_DOC: {
@@ -35,6 +40,26 @@ DOCUMENTS = {
     DML_FEATURE_LEVEL_DOC: {
         "title": "DML_FEATURE_LEVEL enumeration (directml.h)",
         "url": "https://learn.microsoft.com/en-us/windows/win32/api/directml/ne-directml-dml_feature_level",
+        "family": "dml", "ops": ["TOP_K", "TOP_K1"]},
+    DML_STRIDES_DOC: {
+        "title": "Using strides to express padding and memory layout",
+        "url": "https://learn.microsoft.com/en-us/windows/ai/directml/dml-strides",
+        "family": "dml", "ops": ["TOP_K", "TOP_K1"]},
+    DML_BUFFER_BINDING_DOC: {
+        "title": "DML_BUFFER_BINDING structure (directml.h)",
+        "url": "https://learn.microsoft.com/en-us/windows/win32/api/directml/ns-directml-dml_buffer_binding",
+        "family": "dml", "ops": ["TOP_K", "TOP_K1"]},
+    DML_CONSTANTS_DOC: {
+        "title": "DirectML constants",
+        "url": "https://learn.microsoft.com/en-us/windows/ai/directml/directml-constants",
+        "family": "dml", "ops": ["TOP_K", "TOP_K1"]},
+    DML_EXECUTION_FLAGS_DOC: {
+        "title": "DML_EXECUTION_FLAGS enumeration (directml.h)",
+        "url": "https://learn.microsoft.com/en-us/windows/win32/api/directml/ne-directml-dml_execution_flags",
+        "family": "dml", "ops": ["TOP_K", "TOP_K1"]},
+    DML_COMPILE_GRAPH_DOC: {
+        "title": "IDMLDevice1::CompileGraph method (directml.h)",
+        "url": "https://learn.microsoft.com/en-us/windows/win32/api/directml/nf-directml-idmldevice1-compilegraph",
         "family": "dml", "ops": ["TOP_K", "TOP_K1"]},
     ONNX_TOPK_DOC: {
         "title": "ONNX operator TopK (all versions)",
@@ -203,6 +228,7 @@ DML_WORKED_EXAMPLES = [
 # The check kinds descriptor rules use, in words: what a validator in another language implements
 # from the export (checks.CHECK_KINDS pairs each with its code here).
 CHECK_KIND_MEANINGS = {
+    "outputs_distinct": "Each tensor in `tensors` that has Strides gives each of its elements its own offset: the offsets sum(index[d] * Strides[d]) over every index within Sizes are all different.",
     "dml_fields": "FeatureLevel, when present, reads as a feature level by input_forms; Desc is an object; it has exactly the members dml_desc_fields[Type]; tensor members are objects; Axis and K are integers in [0, 2**32-1]; AxisDirection is an integer or a string.",
     "dml_tensor_fields": "Each tensor in `tensors` has every dml_tensor_fields.required field and only required or optional fields; DataType is a key of dml_data_types; Sizes and Strides are lists of integers in [0, 2**32-1]; TotalTensorSizeInBytes, GuaranteedBaseOffsetAlignment and Flags are non-negative integers.",
     "dml_operator_available": "dml_support[Type] has a row whose `since` level is at or below the profile's feature level.",

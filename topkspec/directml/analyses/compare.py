@@ -90,6 +90,12 @@ def fixed_descriptors() -> list[dict]:
     add("Strides given, input padded (row stride 8)",
         _with(_with(base, ("InputTensor", "Strides"), [24, 24, 8, 1]), ("InputTensor", "TotalTensorSizeInBytes"), 88))
     add("Strides with a 0 (input rows broadcast)", _with(base, ("InputTensor", "Strides"), [0, 0, 0, 1]))
+    add("Strides transposed (input stored [1,1,4,3])", _with(base, ("InputTensor", "Strides"), [12, 12, 1, 3]))
+    for name in ("OutputValueTensor", "OutputIndexTensor"):
+        add(f"{name} rows padded (stride 4)", _with(base, (name, "Strides"), [12, 12, 4, 1]))
+        add(f"{name} Strides with a 0 (rows share an address)", _with(base, (name, "Strides"), [0, 0, 0, 1]))
+    add("OutputValueTensor Strides interleaved (row stride 1, column stride 1)",
+        _with(base, ("OutputValueTensor", "Strides"), [6, 6, 1, 1]))
     add("TotalTensorSizeInBytes exactly the minimum", _with(base, ("InputTensor", "TotalTensorSizeInBytes"), 48))
     add("TotalTensorSizeInBytes above the minimum", _with(base, ("InputTensor", "TotalTensorSizeInBytes"), 4096))
     for alignment in (0, 16, 256):

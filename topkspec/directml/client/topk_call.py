@@ -22,14 +22,25 @@ class DeviceLost(Exception):
     """The device was lost during the call: the worker has been ended."""
 
 
-def run_case(started_worker, case, x, stats) -> tuple[np.ndarray, np.ndarray]:
+def run_case(started_worker, case, x, stats, kept: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(values, indices) of `case` (a DirectML case) on `x`, on the worker `started_worker()`
     gives (asked for once the case is known to have a C form). Counts the call, its compile
-    and its microseconds in `stats`. Raises protocol.Inexpressible when no C struct holds it."""
-    encoded = protocol.encode_descriptor(protocol.case_descriptor(case))
-    data = np.ascontiguousarray(np.asarray(x, dtype=np.dtype(case.dtype))).tobytes()
+    and its microseconds in `stats`; a case with a layout (spec.layouts) keeps its whole output
+    buffers in `kept["buffers"]` (layout_call.OutputBuffers; None for a plain call). Raises
+    protocol.Inexpressible when no C struct holds it."""
+    kept = {} if kept is None else kept
+    kept["buffers"] = None
+    from topkspec.directml.client import layout_call
+    from topkspec.spec.layouts import layout_of
+
+    plan = fields = None
+    if layout_of(case).is_plain:
+        encoded = protocol.encode_descriptor(protocol.case_descriptor(case))
+        data = np.ascontiguousarray(np.asarray(x, dtype=np.dtype(case.dtype))).tobytes()
+    else:
+        encoded, fields, data, plan = layout_call.encode_call(case, x)
     worker = started_worker()
-    status, stage, values, indices, timings = worker.execute(encoded, data)
+    status, stage, values, indices, timings = worker.execute(encoded, data, layout=fields)
     stats["calls"] += 1
     if timings[1]:
         stats["compiled"] += 1
@@ -42,6 +53,14 @@ def run_case(started_worker, case, x, stats) -> tuple[np.ndarray, np.ndarray]:
             raise DeviceLost(f"directml: {where} returned {protocol.hresult_name(status)}: the device was lost")
         raise Refused(f"directml: {where} returned {protocol.hresult_name(status)}")
     shape = tuple(case.out_shape) if 0 <= case.norm_axis < case.rank else tuple(case.shape)
+    if plan is not None:
+        kept["buffers"] = layout_call.OutputBuffers(values, indices, plan)
+        try:
+            return (layout_call.read_output(values, plan[1], case.dtype, shape),
+                    layout_call.read_output(indices, plan[2], case.index_dtype, shape))
+        except ValueError as exc:
+            raise Refused(f"directml: {exc}") from None
+    kept["buffers"] = None
     count = math.prod(shape)
     return _array(values, case.dtype, count, shape), _array(indices, case.index_dtype, count, shape)
 

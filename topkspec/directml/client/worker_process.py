@@ -270,17 +270,21 @@ class Worker:
         micros = struct.unpack_from("<d", payload)[0] if len(payload) >= 8 else 0.0
         return status, micros
 
-    def execute(self, descriptor: bytes, data: bytes):
-        """(status, stage, values bytes, indices bytes, timings)."""
-        first = descriptor not in self._executed
+    def execute(self, descriptor: bytes, data: bytes, *, layout: bytes | None = None):
+        """(status, stage, values bytes, indices bytes, timings). layout: the call's layout
+        (protocol.layout_fields), sent as EXECUTE_LAYOUT; then `data` is the whole input buffer
+        and the outputs come back as whole buffers."""
+        key = descriptor + (layout or b"")
+        first = key not in self._executed
         timeout = max(self.timeout, COMPILE_TIMEOUT) if first else self.timeout
-        status, stage, payload = self.call(protocol.CMD_EXECUTE, protocol.execute_payload(descriptor, data),
+        command = protocol.CMD_EXECUTE if layout is None else protocol.CMD_EXECUTE_LAYOUT
+        status, stage, payload = self.call(command, protocol.execute_payload(key, data),
                                            timeout=timeout, doing="executing" + (" (first time: compiling)" if first else ""))
         if protocol.failed(status):
             return status, stage, b"", b"", (0.0, 0.0, 0.0)
         if len(self._executed) > 40:  # the worker keeps 48 compiled operators
             self._executed.pop(next(iter(self._executed)))
-        self._executed[descriptor] = True
+        self._executed[key] = True
         values, indices, timings = protocol.parse_outputs(payload)
         return status, stage, values, indices, timings
 

@@ -16,6 +16,12 @@ the step that failed. Then it answers requests in order:
              OutputIndexTensor, then f64 microseconds to create, to compile and initialize
              (0 when the compiled operator was cached) and to execute; or the failing HRESULT
              with the stage that failed.
+    EXECUTE_LAYOUT  the same, laid out as applications do: an operator descriptor (its Strides and
+             TotalTensorSizeInBytes as the layout gives them), u32 DML_EXECUTION_FLAGS, u32 graph
+             (1: compiled inside a graph, an identity before and after the TopK, with
+             IDMLDevice1::CompileGraph), per tensor u64 binding offset and u64 buffer bytes, u32
+             fill (the byte the output buffers hold before the call), then u64 size and the input
+             buffer's bytes. Reply: as EXECUTE's, each output buffer whole (guard bytes included).
     CRASH, HANG   the worker crashes or stops answering (tests of the suite's isolation).
     QUIT     the worker answers S_OK and exits.
 
@@ -42,6 +48,7 @@ CMD_EXECUTE = 3
 CMD_CRASH = 4
 CMD_HANG = 5
 CMD_QUIT = 6
+CMD_EXECUTE_LAYOUT = 8
 
 STAGES = {0: "none", 1: "CreateOperator", 2: "CompileOperator", 3: "initialize", 4: "execute",
           5: "read back", 6: "device", 7: "protocol"}
@@ -259,14 +266,24 @@ def decode_descriptor(data: bytes) -> dict:
 
 
 def case_descriptor(case) -> dict:
-    """The DirectML JSON descriptor of a DirectML Case (packed tensors)."""
-    def tensor(dtype, sizes):
-        return {"DataType": dtype.upper(), "Sizes": list(sizes)}
+    """The DirectML JSON descriptor of a DirectML Case: packed tensors, or the Strides and
+    TotalTensorSizeInBytes of the case's layout (spec.layouts)."""
+    from topkspec.spec.layouts import buffer_plan, layout_of
+
+    plan = buffer_plan(case) if not layout_of(case).is_plain else None
+
+    def tensor(dtype, sizes, t):
+        out = {"DataType": dtype.upper(), "Sizes": list(sizes)}
+        entry = plan[t] if plan else None
+        if entry and entry["strides"] is not None:
+            out["Strides"] = list(entry["strides"])
+            out["TotalTensorSizeInBytes"] = entry["total"]
+        return out
 
     out_sizes = list(case.out_shape) if 0 <= case.norm_axis < case.rank else list(case.shape)
-    body = {"InputTensor": tensor(case.dtype, case.shape),
-            "OutputValueTensor": tensor(case.dtype, out_sizes),
-            "OutputIndexTensor": tensor(case.index_dtype, out_sizes),
+    body = {"InputTensor": tensor(case.dtype, case.shape, 0),
+            "OutputValueTensor": tensor(case.dtype, out_sizes, 1),
+            "OutputIndexTensor": tensor(case.index_dtype, out_sizes, 2),
             "Axis": case.axis, "K": case.k}
     if case.op == "TOP_K1":
         body["AxisDirection"] = "DECREASING" if case.largest else "INCREASING"
@@ -281,6 +298,13 @@ def request(command: int, payload: bytes = b"") -> bytes:
 
 def execute_payload(descriptor: bytes, data: bytes) -> bytes:
     return descriptor + struct.pack("<Q", len(data)) + data
+
+
+def layout_fields(*, flags: int, graph: bool, offsets, buffers, fill: int) -> bytes:
+    """What EXECUTE_LAYOUT puts between the descriptor and the input: the call's layout."""
+    parts = [struct.pack("<II", flags, int(graph))]
+    parts += [struct.pack("<QQ", offset, size) for offset, size in zip(offsets, buffers)]
+    return b"".join(parts) + struct.pack("<I", fill)
 
 
 def parse_reply(body: bytes) -> tuple[int, int, bytes]:

@@ -36,6 +36,7 @@
 
 #define CMD_CREATE 2
 #define CMD_EXECUTE 3
+#define CMD_EXECUTE_LAYOUT 8 /* EXECUTE with bindings, guard bytes, execution flags and a graph */
 
 /* Where an EXECUTE stopped (the status is that step's HRESULT). */
 #define STAGE_CREATE 1
@@ -55,6 +56,12 @@
 #define DMLW_BINDING_TYPE_NONE 0
 #define DMLW_BINDING_TYPE_BUFFER 1
 #define DMLW_OPERATOR_TOP_K 71
+#define DMLW_OPERATOR_ELEMENT_WISE_IDENTITY 1
+#define DMLW_EXECUTION_FLAG_DESCRIPTORS_VOLATILE 0x4
+#define DMLW_GRAPH_NODE_TYPE_OPERATOR 1
+#define DMLW_GRAPH_EDGE_TYPE_INPUT 1
+#define DMLW_GRAPH_EDGE_TYPE_OUTPUT 2
+#define DMLW_GRAPH_EDGE_TYPE_INTERMEDIATE 3
 
 typedef struct {
     UINT DataType;
@@ -93,6 +100,30 @@ typedef struct { /* DML_TOP_K1_OPERATOR_DESC */
     UINT AxisDirection;
 } dmlw_top_k1_desc;
 
+typedef struct { /* DML_ELEMENT_WISE_IDENTITY_OPERATOR_DESC */
+    const dmlw_tensor_desc *InputTensor;
+    const dmlw_tensor_desc *OutputTensor;
+    const void *ScaleBias;
+} dmlw_identity_desc;
+
+/* DML_GRAPH_DESC and its parts (IDMLDevice1::CompileGraph). */
+typedef struct { UINT Type; const void *Desc; } dmlw_graph_node_desc, dmlw_graph_edge_desc;
+typedef struct { void *Operator; const char *Name; } dmlw_operator_graph_node_desc;
+typedef struct { UINT GraphInputIndex, ToNodeIndex, ToNodeInputIndex; const char *Name; } dmlw_input_edge;
+typedef struct { UINT FromNodeIndex, FromNodeOutputIndex, GraphOutputIndex; const char *Name; } dmlw_output_edge;
+typedef struct { UINT FromNodeIndex, FromNodeOutputIndex, ToNodeIndex, ToNodeInputIndex; const char *Name; } dmlw_intermediate_edge;
+typedef struct {
+    UINT InputCount, OutputCount;
+    UINT NodeCount;
+    const dmlw_graph_node_desc *Nodes;
+    UINT InputEdgeCount;
+    const dmlw_graph_edge_desc *InputEdges;
+    UINT OutputEdgeCount;
+    const dmlw_graph_edge_desc *OutputEdges;
+    UINT IntermediateEdgeCount;
+    const dmlw_graph_edge_desc *IntermediateEdges;
+} dmlw_graph_desc;
+
 typedef struct {
     UINT RequiredDescriptorCount;
     UINT64 TemporaryResourceSize;
@@ -124,6 +155,7 @@ typedef struct {
 
 /* Interface ids. */
 static const GUID IID_DMLDevice = {0x6dbd6437, 0x96fd, 0x423f, {0xa9, 0x8c, 0xae, 0x5e, 0x7c, 0x2a, 0x57, 0x3f}};
+static const GUID IID_DMLDevice1 = {0xa0884f9a, 0xd2be, 0x4355, {0xaa, 0x5d, 0x59, 0x01, 0x28, 0x1a, 0xd1, 0xd2}};
 static const GUID IID_DMLOperator = {0x26caae7a, 0x3081, 0x4633, {0x95, 0x81, 0x22, 0x6f, 0xbe, 0x57, 0x69, 0x5d}};
 static const GUID IID_DMLCompiledOperator = {0x6b15e56a, 0xbf5c, 0x4902, {0x92, 0xd8, 0xda, 0x3a, 0x65, 0x0a, 0xfe, 0xa4}};
 static const GUID IID_DMLOperatorInitializer = {0x427c1113, 0x435c, 0x469c, {0x86, 0x76, 0x4d, 0x5d, 0xd0, 0x72, 0xf8, 0x13}};
@@ -139,6 +171,8 @@ static const GUID IID_DMLCommandRecorder = {0xe6857a76, 0x2e3e, 0x4fdd, {0xbf, 0
 #define SLOT_DEVICE_CREATE_COMMAND_RECORDER 11
 #define SLOT_DEVICE_CREATE_BINDING_TABLE 12
 #define SLOT_DEVICE_GET_DEVICE_REMOVED_REASON 15
+#define SLOT_DEVICE1_COMPILE_GRAPH 17 /* IDMLDevice1, after IDMLDevice's GetParentDevice (16) */
+#define SLOT_QUERY_INTERFACE 0
 #define SLOT_DISPATCHABLE_GET_BINDING_PROPERTIES 8 /* IDMLDeviceChild::GetDevice is 7 */
 #define SLOT_TABLE_BIND_INPUTS 8
 #define SLOT_TABLE_BIND_OUTPUTS 9
@@ -157,6 +191,8 @@ typedef HRESULT(STDMETHODCALLTYPE *fn_create_initializer)(void *, UINT, void *co
 typedef HRESULT(STDMETHODCALLTYPE *fn_create_recorder)(void *, REFIID, void **);
 typedef HRESULT(STDMETHODCALLTYPE *fn_create_table)(void *, const dmlw_binding_table_desc *, REFIID, void **);
 typedef HRESULT(STDMETHODCALLTYPE *fn_removed_reason)(void *);
+typedef HRESULT(STDMETHODCALLTYPE *fn_query_interface)(void *, REFIID, void **);
+typedef HRESULT(STDMETHODCALLTYPE *fn_compile_graph)(void *, const dmlw_graph_desc *, UINT, REFIID, void **);
 /* GetBindingProperties returns a struct by value: under the MSVC member-function convention
    the caller passes the return slot right after `this` and gets it back. */
 typedef dmlw_binding_properties *(STDMETHODCALLTYPE *fn_binding_properties)(void *, dmlw_binding_properties *);
@@ -493,6 +529,83 @@ static int parse_desc(reader *r, parsed_desc *d) {
     return 1;
 }
 
+/* How EXECUTE_LAYOUT lays the call out (EXECUTE: offsets 0, each buffer TotalTensorSizeInBytes,
+   no flags, alone): u32 flags, u32 graph, then per tensor u64 binding offset and u64 buffer
+   bytes, then u32 fill (the byte both output buffers hold before the call). */
+typedef struct {
+    UINT flags, graph, fill;
+    UINT64 offsets[3], buffers[3];
+} call_layout;
+
+static void plain_layout(const parsed_desc *d, call_layout *l) {
+    memset(l, 0, sizeof *l);
+    for (int t = 0; t < 3; t++) l->buffers[t] = d->buffers[t].TotalTensorSizeInBytes;
+}
+
+static int parse_layout(reader *r, const parsed_desc *d, call_layout *l) {
+    memset(l, 0, sizeof *l);
+    l->flags = get_u32(r);
+    l->graph = get_u32(r);
+    for (int t = 0; t < 3; t++) {
+        l->offsets[t] = get_u64(r);
+        l->buffers[t] = get_u64(r);
+        if (r->ok && l->buffers[t] < l->offsets[t] + d->buffers[t].TotalTensorSizeInBytes) return 0;
+    }
+    l->fill = get_u32(r);
+    return r->ok;
+}
+
+/* A packed copy of a tensor desc (the graph's inner edges). */
+static uint64_t packed_bytes(const dmlw_buffer_tensor_desc *b) {
+    static const UINT sizes[] = {4, 4, 2, 4, 2, 1, 4, 2, 1, 8, 8, 8};
+    uint64_t count = 1;
+    for (UINT i = 0; i < b->DimensionCount; i++) count *= b->Sizes[i];
+    return (count * (b->DataType < 12 ? sizes[b->DataType] : 4) + 3) & ~(uint64_t)3;
+}
+
+/* CompileGraph on: identity (input as laid out -> packed), the TopK (packed input and values,
+   indices as laid out), identity (packed values -> values as laid out). */
+static HRESULT compile_graph(parsed_desc *d, UINT flags, void **compiled) {
+    void *dml1 = NULL, *ops[3] = {NULL, NULL, NULL};
+    HRESULT hr = ((fn_query_interface)VT(dml)[SLOT_QUERY_INTERFACE])(dml, &IID_DMLDevice1, &dml1);
+    if (FAILED(hr)) return hr;
+    dmlw_buffer_tensor_desc packed_in = d->buffers[0], packed_values = d->buffers[1];
+    packed_in.Strides = packed_values.Strides = NULL;
+    packed_in.TotalTensorSizeInBytes = packed_bytes(&packed_in);
+    packed_values.TotalTensorSizeInBytes = packed_bytes(&packed_values);
+    packed_in.GuaranteedBaseOffsetAlignment = packed_values.GuaranteedBaseOffsetAlignment = 0;
+    dmlw_tensor_desc in_desc = {DMLW_TENSOR_TYPE_BUFFER, &packed_in}, values_desc = {DMLW_TENSOR_TYPE_BUFFER, &packed_values};
+    dmlw_identity_desc before = {&d->tensors[0], &in_desc, NULL}, after = {&values_desc, &d->tensors[1], NULL};
+    dmlw_top_k_desc top_k = d->top_k;
+    dmlw_top_k1_desc top_k1 = d->top_k1;
+    top_k.InputTensor = top_k1.InputTensor = &in_desc;
+    top_k.OutputValueTensor = top_k1.OutputValueTensor = &values_desc;
+    dmlw_operator_desc descs[3] = {{DMLW_OPERATOR_ELEMENT_WISE_IDENTITY, &before},
+                                   {d->op_type, d->op_type == DMLW_OPERATOR_TOP_K ? (const void *)&top_k : (const void *)&top_k1},
+                                   {DMLW_OPERATOR_ELEMENT_WISE_IDENTITY, &after}};
+    for (int i = 0; i < 3 && SUCCEEDED(hr); i++)
+        hr = ((fn_create_operator)VT(dml)[SLOT_DEVICE_CREATE_OPERATOR])(dml, &descs[i], &IID_DMLOperator, &ops[i]);
+    if (SUCCEEDED(hr)) {
+        dmlw_operator_graph_node_desc node_descs[3] = {{ops[0], "before"}, {ops[1], "topk"}, {ops[2], "after"}};
+        dmlw_graph_node_desc nodes[3];
+        for (int i = 0; i < 3; i++) nodes[i] = (dmlw_graph_node_desc){DMLW_GRAPH_NODE_TYPE_OPERATOR, &node_descs[i]};
+        dmlw_input_edge input = {0, 0, 0, "x"};
+        dmlw_intermediate_edge inner[2] = {{0, 0, 1, 0, "x_copy"}, {1, 0, 2, 0, "values_packed"}};
+        dmlw_output_edge outputs[2] = {{2, 0, 0, "values"}, {1, 1, 1, "indices"}};
+        dmlw_graph_edge_desc in_edges[1] = {{DMLW_GRAPH_EDGE_TYPE_INPUT, &input}};
+        dmlw_graph_edge_desc inner_edges[2] = {{DMLW_GRAPH_EDGE_TYPE_INTERMEDIATE, &inner[0]},
+                                               {DMLW_GRAPH_EDGE_TYPE_INTERMEDIATE, &inner[1]}};
+        dmlw_graph_edge_desc out_edges[2] = {{DMLW_GRAPH_EDGE_TYPE_OUTPUT, &outputs[0]},
+                                             {DMLW_GRAPH_EDGE_TYPE_OUTPUT, &outputs[1]}};
+        dmlw_graph_desc graph = {1, 2, 3, nodes, 1, in_edges, 2, out_edges, 2, inner_edges};
+        hr = ((fn_compile_graph)VT(dml1)[SLOT_DEVICE1_COMPILE_GRAPH])(dml1, &graph, flags, &IID_DMLCompiledOperator,
+                                                                     compiled);
+    }
+    for (int i = 0; i < 3; i++) release(ops[i]);
+    release(dml1);
+    return hr;
+}
+
 /* ---- compiled operators, cached per descriptor ---------------------------------------- */
 
 typedef struct {
@@ -506,7 +619,9 @@ typedef struct {
     ID3D12Resource *persistent, *temporary;
     dmlw_binding_properties exec_props;
     ID3D12Resource *buffers[3];
-    UINT64 sizes[3];
+    UINT64 sizes[3]; /* each buffer's bytes */
+    UINT64 offsets[3], ranges[3]; /* where each tensor is bound in its buffer, and how many bytes */
+    UINT flags;
 } cached_op;
 
 static cached_op cache[CACHE_SLOTS];
@@ -543,12 +658,26 @@ static cached_op *free_slot(void) {
     return oldest;
 }
 
-static void bind_buffer(dmlw_buffer_binding *binding, dmlw_binding_desc *desc, ID3D12Resource *buffer, UINT64 size) {
+static void bind_range(dmlw_buffer_binding *binding, dmlw_binding_desc *desc, ID3D12Resource *buffer, UINT64 offset,
+                       UINT64 size) {
     binding->Buffer = buffer;
-    binding->Offset = 0;
+    binding->Offset = offset;
     binding->SizeInBytes = size;
     desc->Type = buffer ? DMLW_BINDING_TYPE_BUFFER : DMLW_BINDING_TYPE_NONE;
     desc->Desc = buffer ? binding : NULL;
+}
+
+static void bind_buffer(dmlw_buffer_binding *binding, dmlw_binding_desc *desc, ID3D12Resource *buffer, UINT64 size) {
+    bind_range(binding, desc, buffer, 0, size);
+}
+
+/* The three tensors' bindings, as the call laid them out. */
+static void bind_tensors(cached_op *c) {
+    dmlw_buffer_binding buffers[3];
+    dmlw_binding_desc bindings[3];
+    for (int t = 0; t < 3; t++) bind_range(&buffers[t], &bindings[t], c->buffers[t], c->offsets[t], c->ranges[t]);
+    ((fn_bind_many)VT(c->table)[SLOT_TABLE_BIND_INPUTS])(c->table, 1, &bindings[0]);
+    ((fn_bind_many)VT(c->table)[SLOT_TABLE_BIND_OUTPUTS])(c->table, 2, &bindings[1]);
 }
 
 static void table_desc(cached_op *c, void *dispatchable, dmlw_binding_table_desc *desc) {
@@ -567,7 +696,8 @@ static void record(void *dispatchable, void *table, ID3D12DescriptorHeap *heap) 
 }
 
 /* Compiles and initializes an operator; on failure *stage says which step. */
-static HRESULT build(cached_op *c, parsed_desc *d, uint32_t *stage, double *create_us, double *compile_us) {
+static HRESULT build(cached_op *c, parsed_desc *d, const call_layout *l, uint32_t *stage, double *create_us,
+                     double *compile_us) {
     void *op = NULL, *initializer = NULL;
     double start = now_us();
     *stage = STAGE_CREATE;
@@ -576,8 +706,12 @@ static HRESULT build(cached_op *c, parsed_desc *d, uint32_t *stage, double *crea
     if (FAILED(hr)) return hr;
     start = now_us();
     *stage = STAGE_COMPILE;
-    hr = ((fn_compile_operator)VT(dml)[SLOT_DEVICE_COMPILE_OPERATOR])(dml, op, 0, &IID_DMLCompiledOperator,
-                                                                      &c->compiled);
+    c->flags = l->flags;
+    if (l->graph)
+        hr = compile_graph(d, l->flags, &c->compiled);
+    else
+        hr = ((fn_compile_operator)VT(dml)[SLOT_DEVICE_COMPILE_OPERATOR])(dml, op, l->flags, &IID_DMLCompiledOperator,
+                                                                          &c->compiled);
     release(op);
     if (FAILED(hr)) return hr;
     *stage = STAGE_INITIALIZE;
@@ -613,7 +747,9 @@ static HRESULT build(cached_op *c, parsed_desc *d, uint32_t *stage, double *crea
                          D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS, D3D12_RESOURCE_STATE_UNORDERED_ACCESS,
                          &c->persistent);
     for (int t = 0; t < 3 && SUCCEEDED(hr); t++) {
-        c->sizes[t] = d->buffers[t].TotalTensorSizeInBytes;
+        c->sizes[t] = l->buffers[t];
+        c->offsets[t] = l->offsets[t];
+        c->ranges[t] = l->buffers[t] - l->offsets[t];
         hr = make_buffer(D3D12_HEAP_TYPE_DEFAULT, c->sizes[t], D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS,
                          t == 0 ? D3D12_RESOURCE_STATE_COPY_DEST : D3D12_RESOURCE_STATE_UNORDERED_ACCESS,
                          &c->buffers[t]);
@@ -644,11 +780,9 @@ static HRESULT build(cached_op *c, parsed_desc *d, uint32_t *stage, double *crea
     table_desc(c, c->compiled, &tdesc);
     hr = ((fn_table_reset)VT(c->table)[SLOT_TABLE_RESET])(c->table, &tdesc);
     if (FAILED(hr)) return hr;
-    dmlw_buffer_binding buffers[3], extra;
-    dmlw_binding_desc bindings[3], binding;
-    for (int t = 0; t < 3; t++) bind_buffer(&buffers[t], &bindings[t], c->buffers[t], c->sizes[t]);
-    ((fn_bind_many)VT(c->table)[SLOT_TABLE_BIND_INPUTS])(c->table, 1, &bindings[0]);
-    ((fn_bind_many)VT(c->table)[SLOT_TABLE_BIND_OUTPUTS])(c->table, 2, &bindings[1]);
+    dmlw_buffer_binding extra;
+    dmlw_binding_desc binding;
+    bind_tensors(c);
     if (c->exec_props.TemporaryResourceSize) {
         bind_buffer(&extra, &binding, c->temporary, c->exec_props.TemporaryResourceSize);
         ((fn_bind_one)VT(c->table)[SLOT_TABLE_BIND_TEMPORARY])(c->table, &binding);
@@ -682,13 +816,18 @@ static HRESULT ensure_staging(UINT64 in_size, UINT64 out_size) {
     return hr;
 }
 
-/* EXECUTE: descriptor, u64 input size, input bytes. Reply payload: u64 size + bytes of the
-   values tensor, the same for indices, then f64 microseconds for create, compile+initialize
-   (0 when cached) and execute. */
-static int do_execute(reader *r) {
+/* EXECUTE: descriptor, u64 input size, input bytes. EXECUTE_LAYOUT: descriptor, the call's
+   layout (parse_layout), u64 input size, the input buffer's bytes (its binding offset
+   included). Reply payload: u64 size + bytes of the values buffer, the same for indices (with
+   EXECUTE_LAYOUT each whole buffer, guard bytes included), then f64 microseconds for create,
+   compile+initialize (0 when cached) and execute. */
+static int do_execute_as(reader *r, int with_layout) {
     const uint8_t *key = r->at;
     parsed_desc d;
+    call_layout l;
     if (!parse_desc(r, &d)) return reply_message(E_INVALIDARG, STAGE_PROTOCOL, "malformed descriptor");
+    if (!with_layout) plain_layout(&d, &l);
+    else if (!parse_layout(r, &d, &l)) return reply_message(E_INVALIDARG, STAGE_PROTOCOL, "malformed layout");
     size_t key_size = (size_t)(r->at - key);
     uint64_t in_size = get_u64(r);
     if (!r->ok || (uint64_t)(r->end - r->at) < in_size)
@@ -699,7 +838,7 @@ static int do_execute(reader *r) {
     if (!c) {
         c = free_slot();
         uint32_t stage = STAGE_NONE;
-        HRESULT hr = build(c, &d, &stage, &create_us, &compile_us);
+        HRESULT hr = build(c, &d, &l, &stage, &create_us, &compile_us);
         if (FAILED(hr)) {
             drop(c);
             return reply(hr, stage, NULL);
@@ -711,8 +850,8 @@ static int do_execute(reader *r) {
     }
     if (in_size > c->sizes[0]) in_size = c->sizes[0];
     double start = now_us();
-    UINT64 out_size = c->sizes[1] + c->sizes[2];
-    HRESULT hr = ensure_staging(c->sizes[0], out_size);
+    UINT64 out_size = c->sizes[1] + c->sizes[2], all = c->sizes[0] + out_size;
+    HRESULT hr = ensure_staging(all, out_size);
     if (FAILED(hr)) return reply(hr, STAGE_EXECUTE, NULL);
     void *mapped = NULL;
     D3D12_RANGE none = {0, 0};
@@ -720,12 +859,20 @@ static int do_execute(reader *r) {
     if (FAILED(hr)) return reply(hr, STAGE_EXECUTE, NULL);
     memset(mapped, 0, (size_t)c->sizes[0]);
     memcpy(mapped, input, (size_t)in_size);
+    memset((uint8_t *)mapped + c->sizes[0], (int)(l.fill & 0xFF), (size_t)out_size); /* the outputs' guard bytes */
     ID3D12Resource_Unmap(upload, 0, NULL);
     hr = begin_commands();
     if (FAILED(hr)) return reply(hr, STAGE_EXECUTE, NULL);
     ID3D12GraphicsCommandList_CopyBufferRegion(list, c->buffers[0], 0, upload, 0, c->sizes[0]);
     transition(c->buffers[0], D3D12_RESOURCE_STATE_COPY_DEST, D3D12_RESOURCE_STATE_UNORDERED_ACCESS);
+    for (int t = 1; t < 3; t++) {
+        transition(c->buffers[t], D3D12_RESOURCE_STATE_UNORDERED_ACCESS, D3D12_RESOURCE_STATE_COPY_DEST);
+        ID3D12GraphicsCommandList_CopyBufferRegion(list, c->buffers[t], 0, upload, t == 1 ? c->sizes[0]
+                                                   : c->sizes[0] + c->sizes[1], c->sizes[t]);
+        transition(c->buffers[t], D3D12_RESOURCE_STATE_COPY_DEST, D3D12_RESOURCE_STATE_UNORDERED_ACCESS);
+    }
     record(c->compiled, c->table, c->heap);
+    if (c->flags & DMLW_EXECUTION_FLAG_DESCRIPTORS_VOLATILE) bind_tensors(c); /* bound again after recording */
     uav_barrier();
     transition(c->buffers[0], D3D12_RESOURCE_STATE_UNORDERED_ACCESS, D3D12_RESOURCE_STATE_COPY_DEST);
     for (int t = 1; t < 3; t++)
@@ -736,8 +883,8 @@ static int do_execute(reader *r) {
         transition(c->buffers[t], D3D12_RESOURCE_STATE_COPY_SOURCE, D3D12_RESOURCE_STATE_UNORDERED_ACCESS);
     hr = submit_and_wait();
     if (FAILED(hr)) return reply(hr, STAGE_EXECUTE, NULL);
-    D3D12_RANGE all = {0, (SIZE_T)out_size};
-    hr = ID3D12Resource_Map(readback, 0, &all, &mapped);
+    D3D12_RANGE whole = {0, (SIZE_T)out_size};
+    hr = ID3D12Resource_Map(readback, 0, &whole, &mapped);
     if (FAILED(hr)) return reply(hr, STAGE_READBACK, NULL);
     bytes b = {0};
     put_u64(&b, c->sizes[1]);
@@ -752,6 +899,8 @@ static int do_execute(reader *r) {
     free(b.data);
     return ok;
 }
+
+static int do_execute(reader *r) { return do_execute_as(r, 0); }
 
 /* CREATE: descriptor. Reply: the HRESULT of CreateOperator; payload f64 microseconds. */
 static int do_create(reader *r) {
@@ -957,10 +1106,11 @@ static int encode_case_desc(const json *desc, bytes *out) {
     for (int t = 0; t < 3; t++) {
         const json *tensor = json_get(body, tensor_names[t]);
         const json *sizes = json_get(tensor, "Sizes"), *strides = json_get(tensor, "Strides");
-        if (!sizes || sizes->type != 'a' || strides) return 0; /* the corpus writes packed tensors */
+        if (!sizes || sizes->type != 'a' || (strides && (strides->type != 'a' || strides->count != sizes->count)))
+            return 0;
         UINT data_type = json_enum(json_get(tensor, "DataType"), "DML_TENSOR_DATA_TYPE_", data_type_names, 12);
         const json *total = json_get(tensor, "TotalTensorSizeInBytes");
-        uint32_t fields[5] = {DMLW_TENSOR_TYPE_BUFFER, data_type, 0, (uint32_t)sizes->count, 0};
+        uint32_t fields[5] = {DMLW_TENSOR_TYPE_BUFFER, data_type, 0, (uint32_t)sizes->count, strides != NULL};
         uint64_t total_size = total ? json_uint(total) : packed_size(data_type, sizes);
         uint32_t alignment = (uint32_t)json_uint(json_get(tensor, "GuaranteedBaseOffsetAlignment"));
         put(out, fields, sizeof fields);
@@ -970,8 +1120,77 @@ static int encode_case_desc(const json *desc, bytes *out) {
             uint32_t size = (uint32_t)json_uint(sizes->items[i]);
             put(out, &size, sizeof size);
         }
+        for (size_t i = 0; strides && i < strides->count; i++) {
+            uint32_t stride = (uint32_t)json_uint(strides->items[i]);
+            put(out, &stride, sizeof stride);
+        }
     }
     return 1;
+}
+
+/* A laid-out case's "execution" (dml_layouts.py) as EXECUTE_LAYOUT's layout fields. */
+static int encode_execution(const json *execution, bytes *out) {
+    static const char *const flag_names[] = {"ALLOW_HALF_PRECISION_COMPUTATION", "DISABLE_META_COMMANDS",
+                                             "DESCRIPTORS_VOLATILE"};
+    const json *flags = json_get(execution, "flags"), *bindings = json_get(execution, "bindings");
+    if (!flags || flags->type != 'a' || !bindings || bindings->type != 'a' || bindings->count != 3) return 0;
+    uint32_t head[2] = {0, json_get(execution, "graph") && json_get(execution, "graph")->type == 't'};
+    for (size_t i = 0; i < flags->count; i++)
+        for (UINT f = 0; f < 3; f++)
+            if (flags->items[i]->type == 's' && strstr(flags->items[i]->text, flag_names[f])) head[0] |= 1u << f;
+    put(out, head, sizeof head);
+    for (int t = 0; t < 3; t++) {
+        uint64_t offset = json_uint(json_get(bindings->items[t], "Offset"));
+        uint64_t size = json_uint(json_get(bindings->items[t], "BufferBytes"));
+        put_u64(out, offset);
+        put_u64(out, size);
+    }
+    uint32_t fill = (uint32_t)json_uint(json_get(execution, "guard_byte"));
+    put(out, &fill, sizeof fill);
+    return 1;
+}
+
+/* A laid-out output: its elements read through its Strides from the whole buffer must be
+   `want` (the logical tensor, packed), and every other byte must still be the guard byte. */
+static int check_laid_out(const json *tensor, const json *binding, const uint8_t *buffer, uint64_t size,
+                          const bytes *want, UINT guard, const char *name, char *why, size_t why_size) {
+    const json *sizes = json_get(tensor, "Sizes"), *strides = json_get(tensor, "Strides");
+    UINT data_type = json_enum(json_get(tensor, "DataType"), "DML_TENSOR_DATA_TYPE_", data_type_names, 12);
+    uint64_t element = data_type < 12 ? element_sizes[data_type] : 4, offset = json_uint(json_get(binding, "Offset"));
+    uint64_t step[MAX_DIMS], index[MAX_DIMS], count = 1;
+    size_t rank = sizes->count;
+    for (size_t d = rank; d-- > 0;) {
+        step[d] = strides ? json_uint(strides->items[d]) : count;
+        count *= json_uint(sizes->items[d]);
+        index[d] = 0;
+    }
+    uint8_t *inside = calloc((size_t)size + 1, 1);
+    int broken = 0;
+    for (uint64_t i = 0; i < count && !broken; i++) {
+        uint64_t at = offset;
+        for (size_t d = 0; d < rank; d++) at += index[d] * step[d] * element;
+        if (at + element > size || (i + 1) * element > want->size) {
+            snprintf(why, why_size, "%s element %llu lies outside its buffer", name, (unsigned long long)i);
+            broken = 1;
+        } else if (memcmp(buffer + at, want->data + i * element, (size_t)element)) {
+            snprintf(why, why_size, "%s differ at element %llu", name, (unsigned long long)i);
+            broken = 1;
+        } else {
+            memset(inside + at, 1, (size_t)element);
+        }
+        for (size_t d = rank; d-- > 0;) { /* the next logical element, row-major */
+            if (++index[d] < json_uint(sizes->items[d])) break;
+            index[d] = 0;
+        }
+    }
+    for (uint64_t b = 0; b < size && !broken; b++)
+        if (!inside[b] && buffer[b] != (uint8_t)guard) {
+            snprintf(why, why_size, "%s: byte %llu outside the output changed (0x%02X, the guard byte 0x%02X)", name,
+                     (unsigned long long)b, buffer[b], guard & 0xFF);
+            broken = 1;
+        }
+    free(inside);
+    return broken;
 }
 
 /* One case: 0 as stored, 1 not as stored, 2 not judged; `why` says what happened. */
@@ -1073,16 +1292,23 @@ static int replay_case(const json *entry, UINT device_level, char *why, size_t w
     bytes request = {0};
     put(&request, desc.data, desc.size);
     bytes input = {0};
+    const json *execution = refused ? NULL : json_get(entry, "execution");
+    if (execution && !encode_execution(execution, &request)) {
+        snprintf(why, why_size, "not a corpus case this worker can read");
+        free(desc.data);
+        free(request.data);
+        return 1;
+    }
     if (!refused) {
-        base64_decode(json_get(json_get(entry, "input"), "base64") ? json_get(json_get(entry, "input"), "base64")->text
-                                                                    : NULL, &input);
+        const json *given = json_get(json_get(entry, "input"), execution ? "buffer_base64" : "base64");
+        base64_decode(given ? given->text : NULL, &input);
         uint64_t in_size = input.size;
         put_u64(&request, in_size);
         if (input.size) put(&request, input.data, input.size);
     }
     reader r = {request.data, request.data + request.size, 1};
     captured = &frame;
-    if (refused) do_create(&r); else do_execute(&r);
+    if (refused) do_create(&r); else do_execute_as(&r, execution != NULL);
     captured = NULL;
     uint32_t status = frame.size >= 12 ? *(uint32_t *)(frame.data + 4) : E_FAIL;
     if (refused) {
@@ -1109,6 +1335,18 @@ static int replay_case(const json *entry, UINT device_level, char *why, size_t w
         const json *want = expected;
         base64_decode(json_get(json_get(want, "OutputValueTensor"), "base64")->text, &want_values);
         base64_decode(json_get(json_get(want, "OutputIndexTensor"), "base64")->text, &want_indices);
+        if (execution) { /* whole buffers: read through the Strides, the guard bytes kept */
+            const json *body = json_get(json_get(entry, "descriptor"), "Desc"), *bindings = json_get(execution, "bindings");
+            UINT guard = (UINT)json_uint(json_get(execution, "guard_byte"));
+            verdict = check_laid_out(json_get(body, "OutputValueTensor"), bindings->items[1], values, values_size,
+                                     &want_values, guard, "values", why, why_size) ||
+                      check_laid_out(json_get(body, "OutputIndexTensor"), bindings->items[2], indices, indices_size,
+                                     &want_indices, guard, "indices", why, why_size);
+            if (!verdict) snprintf(why, why_size, "exact, guard bytes kept");
+            free(want_values.data);
+            free(want_indices.data);
+            goto done;
+        }
         int values_ok = want_values.size <= values_size && !memcmp(values, want_values.data, want_values.size);
         int indices_ok = want_indices.size <= indices_size && !memcmp(indices, want_indices.data, want_indices.size);
         verdict = values_ok && indices_ok ? 0 : 1;
@@ -1187,6 +1425,7 @@ static int handle_request(uint32_t command, reader *r) {
     switch (command) {
     case CMD_CREATE: return do_create(r);
     case CMD_EXECUTE: return do_execute(r);
+    case CMD_EXECUTE_LAYOUT: return do_execute_as(r, 1);
     default: return -1;
     }
 }

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from topkspec import spec
 from topkspec.spec import dtypes
+from topkspec.spec.layouts import packed_strides, total_size
 from topkspec.strategies import cached
 from topkspec.strategies.invalid.registry import breaks, broken, pick, small_case
 
@@ -235,8 +236,36 @@ def _total_size(draw, prof, rule):
     name = draw(cached.sampled(_TENSORS))
     tensor = desc["Desc"][name]
     need = _packed_bytes(tensor["Sizes"], tensor["DataType"])
+    if draw(cached.sampled((False, True))) and max(tensor["Sizes"]) > 1:  # padded strides the packed size cannot hold
+        tensor["Strides"] = [2 * s for s in packed_strides(tensor["Sizes"])]
+        size = dtypes.itemsize(dtypes.canonical(tensor["DataType"]))
+        tensor["TotalTensorSizeInBytes"] = need
+        need = total_size(tensor["Sizes"], tensor["Strides"], size)
+        if need > tensor["TotalTensorSizeInBytes"]:
+            return broken(prof, desc, {rule}, f"{name}.Strides {tensor['Strides']} need {need} bytes, "
+                                              f"TotalTensorSizeInBytes = {tensor['TotalTensorSizeInBytes']} (packed)")
+        del tensor["Strides"]
     tensor["TotalTensorSizeInBytes"] = draw(cached.integers(0, need - 1))
     return broken(prof, desc, {rule}, f"{name}.TotalTensorSizeInBytes = {tensor['TotalTensorSizeInBytes']} < {need}")
+
+
+@breaks("dml.tensor.outputs_distinct")
+def _outputs_distinct(draw, prof, rule):
+    case, desc = _descriptor(draw, prof)
+    name = draw(cached.sampled(_TENSORS[1:]))
+    sizes = desc["Desc"][name]["Sizes"]
+    wide = [d for d, s in enumerate(sizes) if s > 1]
+    if not wide:  # every output dimension is 1: no strides can overlap, so K grows to the axis size
+        if case.axis_size < 2:
+            case = case.with_(shape=case.shape[:case.axis] + (2,) + case.shape[case.axis + 1:])
+        case = case.with_(k=case.axis_size)
+        desc = spec.descriptor(case)
+        sizes, wide = desc["Desc"][name]["Sizes"], [case.axis]
+    dim = pick(draw, wide)
+    strides = list(packed_strides(sizes))
+    strides[dim] = 0 if draw(cached.sampled((True, False))) else max(1, strides[dim] - 1) if len(wide) > 1 and dim != wide[-1] else 0
+    desc["Desc"][name]["Strides"] = strides
+    return broken(prof, desc, {rule}, f"{name}.Strides {strides}: two elements share an address")
 
 
 @breaks("dml.tensor.alignment")

@@ -34,7 +34,7 @@ from topkspec.repro.writers import register_repro_writer
 DESCRIPTOR_RULES = frozenset({
     "dml.tensor.fields", "dml.tensor.sizes_positive", "dml.rank.same", "dml.dtype.same",
     "dml.direction.enum", "dml.shape.output_values", "dml.shape.output_indices",
-    "dml.shape.outputs_same_sizes", "dml.tensor.total_size", "dml.tensor.alignment",
+    "dml.shape.outputs_same_sizes", "dml.tensor.total_size", "dml.tensor.alignment", "dml.tensor.outputs_distinct",
 })
 
 
@@ -52,6 +52,7 @@ class DirectMLTarget(WineWorkerOwner, Target):
     repro_kind = "directml"  # bug reports replay through the worker (directml_repro.py)
     index_dtype = None
     descriptor_rules = DESCRIPTOR_RULES
+    draws_layouts = True  # campaigns draw strides, binding offsets, flags and graphs (the layout group)
 
     def __init__(self, *, adapter: str | None = None, timeout: float = DEFAULT_TIMEOUT):
         self.adapter = adapter or os.environ.get("TOPKSPEC_DIRECTML_ADAPTER") or "auto"
@@ -60,6 +61,8 @@ class DirectMLTarget(WineWorkerOwner, Target):
         self._restarts = 0
         #: executions, how many compiled a new operator, and the worker's own time in each step
         self.stats = {"calls": 0, "compiled": 0, "create_us": 0.0, "compile_us": 0.0, "execute_us": 0.0}
+        #: what the last call left in its output buffers, whole (a call with a layout; else None)
+        self.kept = {"buffers": None}
 
     # -- the stack and the device ---------------------------------------------------------
 
@@ -191,13 +194,18 @@ class DirectMLTarget(WineWorkerOwner, Target):
             values, indices = self.run(self.lowered(case), x)
             return values, indices.astype(case.index_dtype)
         try:
-            return topk_call.run_case(self._worker_started, case, x, self.stats)
+            return topk_call.run_case(self._worker_started, case, x, self.stats, self.kept)
         except protocol.Inexpressible as exc:
             raise Rejected(f"directml: no DML_{case.op}_OPERATOR_DESC can hold this case: {exc}") from None
         except topk_call.DeviceLost as exc:
             raise TargetCrashed(str(exc)) from None
         except topk_call.Refused as exc:
             raise Rejected(str(exc)) from None
+
+    def last_output_buffers(self):
+        """What the last call with a layout left in its two output buffers, whole
+        (client.layout_call.OutputBuffers), or None."""
+        return self.kept["buffers"]
 
     def check_descriptor(self, descriptor) -> dict | None:
         """DirectML's verdict on a JSON descriptor, exactly as written: {"accepted", "detail",

@@ -33,11 +33,19 @@ def fill(target, case, _spec=None) -> dict:
               "display": stack.under_wine, "display_record": str(Display.record_path()),
               "xvfb": xvfb_command(stack)}
     widen = case.family != "dml"
+    layout = None
+    if not lowered.layout.is_plain:  # the call as laid out (spec.layouts): strides, bindings, flags, graph
+        from topkspec.spec.layouts import GUARD_BYTE, buffer_plan
+
+        layout = {"tensors": [{"strides": list(p["strides"]) if p["strides"] else None, "total": p["total"],
+                               "offset": p["offset"], "buffer": p["buffer"]} for p in buffer_plan(lowered)],
+                  "flags": lowered.layout.flags, "graph": lowered.layout.graph, "guard_byte": GUARD_BYTE,
+                  "words": lowered.layout.words()}
     largest = lowered.largest if lowered.op == "TOP_K1" else True
     return {"summary": target.version(), "worker": json.dumps(worker, indent=1),
             "op": lowered.op, "direction": int(bool(largest)),
             "direction_name": "DECREASING" if largest else "INCREASING", "index_type": lowered.index_dtype,
-            "widen": ".astype(np.int64)" if widen else "",
+            "widen": ".astype(np.int64)" if widen else "", "layout": json.dumps(layout),
             "widen_note": " widened to int64 (the ONNX case's lowering)" if widen else ""}
 
 
