@@ -19,7 +19,7 @@ from topkspec.fuzz import RunConfig, run_fuzz
 from topkspec.spec import Case, tables
 from topkspec.targets.runtimes import directml as directml_hooks
 from topkspec.targets.base import Rejected
-from topkspec.directml.analyses import compare
+from topkspec.directml_tools.analyses import compare
 from topkspec.directml.worker import protocol
 from topkspec.targets.runtimes import directml_repro as repro_writer
 from topkspec.spec.observations import load as load_observations

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from topkspec.directml.bundle import select
+from topkspec.directml_tools.bundle import select
 from topkspec.directml.windows import environment
 from topkspec.directml.worker.build import source_digest
 from topkspec.directml.client.worker_process import worker_command, worker_environment, xvfb_command

@@ -15,7 +15,7 @@ import pytest
 
 from topkspec.spec import Case
 from topkspec.targets.base import Rejected
-from topkspec.directml.analyses import layers
+from topkspec.directml_tools.analyses import layers
 from topkspec.targets.runtimes.directml_ep import WineOrtTarget
 from topkspec.targets.isolation import TargetCrashed, TargetHung
 from topkspec.targets.registry import get_target

@@ -22,7 +22,7 @@ from topkspec.spec.reference import reference_topk
 from topkspec.fuzz import RunConfig, resolve_target, run_fuzz
 from topkspec.strategies import invalid_descriptors, valid_cases
 from topkspec.targets.base import Rejected, Target, as_index_type
-from topkspec.directml.analyses import compare
+from topkspec.directml_tools.analyses import compare
 from topkspec.directml.windows import environment
 from topkspec.directml.worker import ort_protocol, protocol
 from topkspec.directml.client.worker_process import Worker

@@ -60,15 +60,15 @@ def test_the_package_root_holds_at_most_six_modules():
 
 
 # The rooms (packages, sub-packages and root modules) from the bottom up: each may import those
-# below it, never one above. A module belongs to the most specific room that holds it: the
-# DirectML stack's rooms sit on both sides of targets (its worker, Windows stack and clients
-# below the adapters that call them; its setup check, bundle and analyses above, since they
-# run the targets). The root package itself defines only __version__ and lazy names; any
+# below it, never one above. A module belongs to the most specific room that holds it:
+# DirectML's stack (its worker, Windows stack and clients) sits below the adapters that call
+# it, and the tools that run the targets on it (setup's check, the bundle, the analyses) are a
+# package of their own above them, so no package straddles the targets. The root package itself defines only __version__ and lazy names; any
 # module may read __version__ from it.
 LAYERS = ("errors", "spec", "strategies", "properties", "repro",
           "directml", "directml.worker", "directml.windows", "directml.client",
           "targets", "targets.runtimes", "corpus", "known",
-          "directml.setup", "directml.bundle", "directml.analyses",
+          "directml_tools", "directml_tools.setup", "directml_tools.bundle", "directml_tools.analyses",
           "report", "fuzz", "cli", "suite", "pytest_plugin", "hypofuzz_suite", "__main__")
 
 
@@ -78,6 +78,15 @@ def _layer(module: str) -> str | None:
         if ".".join(parts[:size]) in LAYERS:
             return ".".join(parts[:size])
     return None
+
+
+def test_no_package_straddles_the_targets():
+    """A package's rooms lie all below the targets or all above them: one whose lower rooms
+    the targets import and whose upper rooms import the targets is on both floors at once."""
+    below, above = LAYERS[:LAYERS.index("targets")], LAYERS[LAYERS.index("targets.runtimes") + 1:]
+    top = lambda room: room.split(".")[0]  # noqa: E731
+    straddling = sorted({top(room) for room in below} & {top(room) for room in above})
+    assert not straddling, f"packages with rooms below and above the targets: {straddling}"
 
 
 def test_every_package_is_a_room():

@@ -107,7 +107,7 @@ def test_matrix_keeps_every_file_in_its_report_folder(tmp_path, capsys, monkeypa
 
 
 def test_bundle_keep_refuses_a_folder_of_the_users_and_replaces_only_its_own(tmp_path):
-    from topkspec.directml.bundle import make as bundle
+    from topkspec.directml_tools.bundle import make as bundle
 
     users = tmp_path / "users"
     users.mkdir()
@@ -134,7 +134,7 @@ def test_bundle_keep_refuses_a_folder_of_the_users_and_replaces_only_its_own(tmp
 
 
 def test_bundle_file_is_written_under_a_name_of_its_own_first(tmp_path):
-    from topkspec.directml.bundle import make as bundle
+    from topkspec.directml_tools.bundle import make as bundle
 
     root = tmp_path / "root"
     root.mkdir()

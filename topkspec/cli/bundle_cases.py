@@ -8,7 +8,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from topkspec.directml.bundle.make import BundleError
+from topkspec.directml_tools.bundle.make import BundleError
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 FINDINGS = ("directml-nan-hides-larger-values", "directml-nan-duplicate-indices")

@@ -79,7 +79,7 @@ def run(args) -> int:
         import os
 
         from topkspec.errors import UsageError
-        from topkspec.directml.setup.install import setup
+        from topkspec.directml_tools.setup.install import setup
 
         if args.bundle is not None and not os.path.isfile(args.bundle):
             raise UsageError(f"{args.bundle}: no such bundle file")
@@ -89,19 +89,19 @@ def run(args) -> int:
     if command == "bundle-check":
         return _bundle_check(args.file, args.max_examples)
     if command == "info":
-        from topkspec.directml.setup.info import cmd_info
+        from topkspec.directml_tools.setup.info import cmd_info
 
         return cmd_info(args)
     if command == "replay":
-        from topkspec.directml.analyses.replay import cmd_replay
+        from topkspec.directml_tools.analyses.replay import cmd_replay
 
         return cmd_replay(args)
     if command == "layers":
-        from topkspec.directml.analyses.layers import cmd_layers
+        from topkspec.directml_tools.analyses.layers import cmd_layers
 
         return cmd_layers(args)
     if command == "compare":
-        from topkspec.directml.analyses.compare import cmd_compare
+        from topkspec.directml_tools.analyses.compare import cmd_compare
 
         return cmd_compare(args)
     print("topkspec directml: choose a subcommand: setup, info, compare, layers, replay, bundle or bundle-check",
@@ -112,8 +112,8 @@ def run(args) -> int:
 def _bundle(args) -> int:
     from topkspec.errors import UsageError
     from topkspec.cli.bundle_cases import write_cases
-    from topkspec.directml.bundle.make import BundleError, build
-    from topkspec.directml.bundle.trace import TraceError
+    from topkspec.directml_tools.bundle.make import BundleError, build
+    from topkspec.directml_tools.bundle.trace import TraceError
 
     if not args.file.endswith((".tar.xz", ".txz")):
         raise UsageError(f"{args.file}: the bundle is a .tar.xz file (name it so)")
@@ -133,7 +133,7 @@ def _bundle_check(path: str, max_examples: int) -> int:
     import os
 
     from topkspec.errors import UsageError
-    from topkspec.directml.bundle.check import CheckError, check
+    from topkspec.directml_tools.bundle.check import CheckError, check
 
     if not os.path.isfile(path):
         raise UsageError(f"{path}: no such bundle file")

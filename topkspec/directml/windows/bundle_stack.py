@@ -1,4 +1,4 @@
-"""Where a portable DirectML bundle (directml.bundle.make) is and what it carries: the stack reads these
+"""Where a portable DirectML bundle (directml_tools.bundle.make) is and what it carries: the stack reads these
 when the targets run from a bundle instead of an installed Wine."""
 from __future__ import annotations
 

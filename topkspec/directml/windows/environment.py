@@ -14,7 +14,7 @@ Everything `topkspec directml setup` makes lives in one cache folder:
       mesa/<version>/     Mesa's lavapipe unpacked from Debian's archive, with its ICD file (Linux)
       wheels/             the onnxruntime-directml wheels DirectML.dll was taken from
 
-      bundle/<id>/        a portable bundle unpacked by `setup --bundle FILE` (directml.bundle.make)
+      bundle/<id>/        a portable bundle unpacked by `setup --bundle FILE` (directml_tools.bundle.make)
 
 With a bundle ($TOPKSPEC_DIRECTML_BUNDLE, an unpacked bundle's folder, else the one setup
 unpacked), Wine, Xvfb, DirectML.dll and the workers are the bundle's, run through its `run`

@@ -29,10 +29,10 @@ from pathlib import Path
 
 from topkspec.directml.windows import environment as env
 from topkspec.directml.worker import build
-from topkspec.directml.setup.from_bundle import forget_bundle, setup_from_bundle
-from topkspec.directml.setup.dll_install import step_dll, step_ort
-from topkspec.directml.setup.check import step_check, step_check_ep
-from topkspec.directml.setup.shell import Log, SetupError, _run  # noqa: F401  (SetupError: the error of setup)
+from topkspec.directml_tools.setup.from_bundle import forget_bundle, setup_from_bundle
+from topkspec.directml_tools.setup.dll_install import step_dll, step_ort
+from topkspec.directml_tools.setup.check import step_check, step_check_ep
+from topkspec.directml_tools.setup.shell import Log, SetupError, _run  # noqa: F401  (SetupError: the error of setup)
 
 APT_PACKAGES = ["wine", "wine64", "libwine", "xvfb", "xauth", "libvulkan1",
                 "gcc-mingw-w64-x86-64", "mingw-w64-x86-64-dev"]

@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 
 from topkspec.directml.windows import environment as env
-from topkspec.directml.setup.check import step_check, step_check_ep
-from topkspec.directml.setup.shell import Log, SetupError
+from topkspec.directml_tools.setup.check import step_check, step_check_ep
+from topkspec.directml_tools.setup.shell import Log, SetupError
 
 
 def step_bundle(log: Log, file: str) -> Path:

@@ -22,7 +22,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from topkspec.directml.bundle import select
+from topkspec.directml_tools.bundle import select
 
 # What the run script calls besides sh's builtins.
 COMMANDS = ("sh", "cat", "id", "rm", "mkdir", "cp", "ln", "mv", "sleep", "tr", "grep", "sed")

@@ -34,8 +34,8 @@ import time
 from pathlib import Path
 
 from topkspec.errors import owned_entries, replace_owned, staging_folder
-from topkspec.directml.bundle import select
-from topkspec.directml.bundle import trace
+from topkspec.directml_tools.bundle import select
+from topkspec.directml_tools.bundle import trace
 from topkspec.directml.worker.build import source_digest
 from topkspec.directml.windows.environment import current_stack, pe_file_version, prefix_dir
 

@@ -10,7 +10,7 @@ import zipfile
 from pathlib import Path
 
 from topkspec.directml.windows import environment as env
-from topkspec.directml.setup.shell import Log, SetupError, _run
+from topkspec.directml_tools.setup.shell import Log, SetupError, _run
 
 
 def _python_tags(preferred: str) -> list[str]:

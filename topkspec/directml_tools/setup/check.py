@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from topkspec.directml.setup.shell import Log, SetupError
+from topkspec.directml_tools.setup.shell import Log, SetupError
 
 
 def step_check(log: Log, adapter: str | None = None) -> dict:
