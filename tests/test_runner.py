@@ -203,7 +203,7 @@ def test_refusing_k_at_the_axis_size_is_a_failure_at_onnx_profiles():
 
 
 def test_strict_doc_holds_every_target_to_the_literal_text():
-    config = dict(max_examples=80, seed=0, settings="ci", profile="dml:5.0", strict_doc=True)
+    config = dict(max_examples=200, seed=0, settings="ci", profile="dml:5.0", strict_doc=True)
     accepts = run_fuzz(RunConfig(target=f"{PLANTED}:CORRECT", **config))
     rules = [(f.rule, f.failure_class) for f in accepts.failures]
     assert rules == [("dml.k.max_strict", failures.ACCEPTS_INVALID)], f"accepting K = n under strict_doc: {rules}"
