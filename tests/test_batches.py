@@ -54,8 +54,7 @@ def test_a_batch_answers_each_call_in_order_with_its_number_in_the_history():
 def test_two_bugs_in_one_list_are_each_reported_on_their_own_minimal_case(seed):
     """A function wrong for two value types: each gets its report, each on the smallest case
     its bug allows: one uint8 element for the garbage, three floats (NaN, then two values) for
-    the NaN tail, as before a list held many cases (a later case's failure is shrunk by a later
-    search, not kept as drawn)."""
+    the NaN tail, as before a list held many cases."""
     run = run_fuzz(RunConfig(target=f"{PLANTED}:garbage_in_int8_and_nan_tail", max_examples=300, seed=seed,
                              settings="ci", profile="onnx:24", confirm=False))
     sizes = sorted((failure.rule, int(np.prod(failure.case.shape))) for failure in run.failures)

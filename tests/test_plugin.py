@@ -4,6 +4,8 @@ import re
 
 import pytest
 
+from slow import slow
+
 pytest_plugins = ["pytester"]
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -12,7 +14,6 @@ PLANTED = os.path.join(REPO, "tests", "planted_bugs.py")
 # A small budget for the suite runs below, as a user's own profile would set it.
 TINY_PROFILE = """
 from hypothesis import settings
-from slow import slow
 settings.register_profile("tiny", max_examples=100, derandomize=True, database=None, deadline=None)
 settings.register_profile("wide", max_examples=1000, derandomize=True, database=None, deadline=None)
 """

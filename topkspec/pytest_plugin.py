@@ -240,8 +240,6 @@ class TopKSession:
         if not planned:
             return []
         kept = planned[2].failures
-        for key, failure in planned[2].unraised.items():  # one search only: kept as found
-            kept.setdefault(key, failure)
         for key, failure in list(kept.items()):  # as small as the bug allows, once per failure
             if key not in self.reduced and reducible(failure):
                 kept[key] = reduce_failure(self.target, self.result, failure, self.bodies[group],

@@ -66,7 +66,6 @@ class GroupContext:
         self.found_after: dict = {}  # id(violation) -> the example's calls made when it was found
         self.found_from: dict = {}  # id(violation) -> the example's calls made before its property's first
         self.failures: dict = {}  # key -> the latest Failure raised (after shrinking: the shrunk one)
-        self.unraised: dict = {}  # key -> a Failure of an example's later case, never raised (fuzz.examples)
         self.case_limit = None  # the group's count of cases at which a search stops checking (fuzz.run)
         self.fatal = Counter()  # crash/hang examples seen in this group
         self.prefetched, self.fatal_call = {}, None  # answers sent ahead for an example's cases (fuzz.prefetch)

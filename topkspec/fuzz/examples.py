@@ -4,7 +4,8 @@ becomes, with the calls made before it in the target's process.
 
 An example of a batched group holds many cases (fuzz.batches): their calls go to a worker
 process in one request (fuzz.prefetch), each case is checked on its own, and the first case's
-failure is the example's (the others are kept too, each with its own case).
+failure is the example's: the cases after it are not checked (another bug they hold is found
+in a list of its own, and shrinking replays a list only up to its failing case).
 """
 from __future__ import annotations
 
@@ -76,14 +77,11 @@ def group_example(target, result, group, body, *, progress=None, strict_doc=Fals
                         break  # enough crashing/hanging replays: keep the smallest one seen
                     if ctx.case_limit is not None and result.examples[group] >= ctx.case_limit and not ctx.failures:
                         break  # the search's share is spent (a search that found a failure shrinks it whole)
-                    kept = dict(ctx.failures) if raised is not None else None
                     try:
                         run_case(item, call_number(ctx, *item) if ctx.prefetched else None)
-                    except Found as found:
-                        if raised is None:  # the first case's failure is the example's
-                            raised = found
-                        else:  # another case's: set aside, for Hypothesis to raise and shrink on its own
-                            _set_aside(ctx, kept)
+                    except Found as found:  # the example's failure: the cases after it are not checked
+                        raised = found  # (shrinking replays the list up to it, no further)
+                        break
                 ctx.prefetched, ctx.fatal_call = {}, None
         finally:
             result.timing["body_s"] += time.perf_counter() - start
@@ -96,17 +94,6 @@ def group_example(target, result, group, body, *, progress=None, strict_doc=Fals
         run_example(data)
 
     return example, ctx
-
-
-def _set_aside(ctx, kept: dict) -> None:
-    """After a later case of an example failed too: its failure goes to ctx.unraised (the
-    first one of its key seen), and ctx.failures is as it was (`kept`), so a failure
-    Hypothesis raised and shrank is not replaced by a larger one it never raised."""
-    key = next(reversed(ctx.failures))
-    if key not in kept:
-        ctx.unraised.setdefault(key, ctx.failures[key])
-    ctx.failures.clear()
-    ctx.failures.update(kept)
 
 
 def _history(target, result) -> CallHistory:

@@ -258,14 +258,6 @@ def _cases_left(group: str, left: int) -> bool:
     return batched(group) and left >= 1
 
 
-def _take_unraised(ctx) -> None:
-    """Keep the failures of an example's later cases that Hypothesis never raised (see
-    fuzz.examples), as found: while a later pass can raise and shrink them, they wait for it
-    (it passes over the failures kept, so they come first there)."""
-    for key, failure in ctx.unraised.items():
-        ctx.failures.setdefault(key, failure)
-
-
 def _run_group(target, result, group, strategy, body, group_settings, seed, progress, *, strict_doc=False,
                ctrl_c=None, stop_at_first=False, keep=None, replayed=None) -> None:
     """Run one group: its passes (see _passes) until one finds nothing new or the group's
@@ -294,15 +286,11 @@ def _run_group(target, result, group, strategy, body, group_settings, seed, prog
         try:
             test()
         except KeyboardInterrupt:
-            _take_unraised(ctx)
             keep(ctx, confirm=False)  # found before the interrupt (perhaps not fully shrunk)
             raise
         except Exception as exc:  # the group's shrunk failures (one, a group of them, or reported flaky)
             if not ctx.failures and not isinstance(exc, unittest.SkipTest) and not (ctrl_c and ctrl_c.pressed):
                 result.errors.append((group, f"{type(exc).__name__}: {exc}"))
-            last = MAX_SEARCHES - (group_settings.database is None)  # the index of the last pass
-            if index >= last or stop_at_first or share - (result.examples[group] - start_count) < 1:
-                _take_unraised(ctx)  # no later pass will raise and shrink them: kept as found
             keep(ctx)
             if ctrl_c and ctrl_c.pressed:  # the interrupt, folded by Hypothesis into its own error
                 raise KeyboardInterrupt from None
