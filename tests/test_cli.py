@@ -357,7 +357,7 @@ def test_each_bench_run_is_set_against_the_floor_around_it():
     from topkspec.fuzz.bench import _share_of_floor, _target_line
 
     def run(examples, seconds):
-        return SimpleNamespace(total_examples=examples, seconds=seconds, start_seconds=0.5, profile="onnx:24",
+        return SimpleNamespace(total_examples=examples, cases=examples, seconds=seconds, start_seconds=0.5, profile="onnx:24",
                                failures=[], in_worker=False, timing={"group_s": seconds, "body_s": seconds / 2, "target_s": 0.1,
                                                     "checks_s": 0.1})
 

@@ -182,7 +182,7 @@ def test_topkspec_targets_names_the_onnx_backend_form(monkeypatch, capsys):
     from topkspec import cli
     from topkspec.targets import listing
 
-    monkeypatch.setattr(listing, "describe_targets", lambda: [])
+    monkeypatch.setattr(listing, "describe_targets", lambda targets=None: [])
     assert cli.main(["targets"]) == 0
     out = capsys.readouterr().out
     assert "onnx-backend:MODULE" in out and "ONNX's Backend API" in out, f"topkspec targets: {out!r}"

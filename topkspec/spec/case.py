@@ -10,8 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from topkspec.spec import dtypes, layouts
-from topkspec.spec.layouts import Layout
+from topkspec.spec import dtypes
 
 
 @dataclass(frozen=True)
@@ -93,10 +92,14 @@ class Case:
     @property
     def layout(self) -> Layout:
         """How a DirectML call lays its tensors out and runs (spec.layouts); plain by default."""
+        from topkspec.spec import layouts  # dataclasses: loaded by the first laid-out case, not by validate
+
         return layouts.layout_of(self)
 
     def with_layout(self, layout: Layout | None) -> "Case":
         """This case with `layout` (None: packed, bound at 0, alone, no flags)."""
+        from topkspec.spec import layouts
+
         return layouts.with_layout(self, layout)
 
     def to_dict(self) -> dict:
@@ -128,7 +131,7 @@ class Case:
             sorted=bool(data.get("sorted", True)),
             index_dtype=data.get("index_dtype", "uint32"),
         ).with_k_form(data.get("k_form")).with_context(data.get("context")).with_layout(
-            Layout.from_dict(data["layout"]) if data.get("layout") else None)
+            _layout_from(data.get("layout")))
 
     def call_text(self) -> str:
         """The call in the words its operator uses, as a failure message ends:
@@ -164,3 +167,12 @@ def selects_largest(case) -> bool:
     """The direction a case asks for: DML_TOP_K has no AxisDirection and always selects the
     largest, whatever `case.largest` says."""
     return True if case.op == "TOP_K" else bool(case.largest)
+
+
+def _layout_from(data):
+    """The Layout a case's dictionary holds (None: packed)."""
+    if not data:
+        return None
+    from topkspec.spec.layouts import Layout
+
+    return Layout.from_dict(data)

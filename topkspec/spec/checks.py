@@ -271,7 +271,7 @@ def alignment(view, params, tables, ctx):
 
 
 def outputs_distinct(view, params, tables, ctx):
-    from topkspec.spec.layouts import overlapping
+    from topkspec.spec.strides import overlapping
 
     return [f"{name}.Strides {view['Desc'][name]['Strides']} give two of its elements one address"
             for name in params["tensors"] if "Strides" in view["Desc"][name]
