@@ -203,6 +203,28 @@ function rowOf(view, ctx) {
 const uintList = (v) => Array.isArray(v) && v.every(isUint);
 const big = (v) => BigInt(v);
 
+// Whether two elements of a tensor with these sizes and strides share an address (spec/strides.py).
+function overlapping(sizes, strides) {
+  const dims = sizes.map((s, i) => [strides[i], s]).filter(([, s]) => s > 1).sort((a, b) => a[0] - b[0]);
+  if (dims.some(([st]) => st === 0)) return true;
+  let reach = 0;
+  let stepsPast = true;
+  for (const [stride, size] of dims) {
+    if (stride <= reach) { stepsPast = false; break; }
+    reach += (size - 1) * stride;
+  }
+  if (stepsPast) return false;
+  const count = sizes.reduce((a, b) => a * b, 1);
+  if (count > 1 << 22) return true;
+  let offsets = [0];
+  sizes.forEach((size, i) => {
+    const next = [];
+    for (const base of offsets) for (let k = 0; k < size; k++) next.push(base + k * strides[i]);
+    offsets = next;
+  });
+  return new Set(offsets).size !== offsets.length;
+}
+
 const KINDS = {
   dml_fields(view) {
     const m = [];
@@ -255,6 +277,7 @@ const KINDS = {
     return got.length === want.length && got.every((s, i) => eq(s, want[i])) ? [] : ["sizes"];
   },
   same_sizes: (view, p) => (new Set(p.tensors.map((t) => sizesOf(view, t).map(String).join(","))).size > 1 ? ["sizes"] : []),
+  outputs_distinct: (view, p) => (p.tensors.some((t) => has(view.Desc[t], "Strides") && overlapping(view.Desc[t].Sizes, view.Desc[t].Strides)) ? ["overlap"] : []),
   strides_length: (view, p) => (p.tensors.some((t) => has(view.Desc[t], "Strides") && view.Desc[t].Strides.length !== view.Desc[t].Sizes.length) ? ["strides"] : []),
   total_size_min(view, p) {
     const m = [];
