@@ -194,7 +194,6 @@ class TopKSession:
         """{group: (strategy, example, ctx)}: the example draws nothing, so the session may be
         built inside a test (the HypoFuzz form builds it in its first)."""
         from topkspec.fuzz import group_example, plan_groups
-        from topkspec.fuzz.batches import example_strategy
         from topkspec.fuzz.config import shape_limits
         from topkspec.suite import group_budgets
 
@@ -205,8 +204,11 @@ class TopKSession:
         for group, (strategy, body) in plan_groups(self.target, self.profile, strict_doc=self.strict_doc,
                                                    contract=self.result.contract, **shapes).items():
             self.result.budgets[group] = budgets[group]
-            example, ctx = group_example(self.target, self.result, group, body, strict_doc=self.strict_doc)
-            groups[group] = (example_strategy(group, strategy), example, ctx)
+            # one case per example: each suite test is one group's Hypothesis test, whose examples
+            # pytest and Hypothesis report as they are (the command line draws lists: fuzz.batches)
+            example, ctx = group_example(self.target, self.result, group, body, strict_doc=self.strict_doc,
+                                         lists=False)
+            groups[group] = (strategy, example, ctx)
             self.bodies[group] = body
         return groups
 

@@ -27,11 +27,9 @@ def group_budgets() -> dict:
 
 
 def group_settings(group: str) -> settings:
-    """The Hypothesis settings of a group's test: its share of the budget (in examples of
-    as many cases as fuzz.batches draws in one), every distinct failure reported, and no health check that slow targets or large inputs would trip."""
-    from topkspec.fuzz.batches import searches_for
-
-    return settings(max_examples=searches_for(group, group_budgets()[group]), report_multiple_bugs=True,
+    """The Hypothesis settings of a group's test: its share of the budget (one case an
+    example), every distinct failure reported, and no health check that slow targets or large inputs would trip."""
+    return settings(max_examples=group_budgets()[group], report_multiple_bugs=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                            HealthCheck.filter_too_much, HealthCheck.large_base_example])
 
