@@ -18,7 +18,9 @@ def partition_topk(x, *, axis, k, largest):
     if not 0 <= axis < x.ndim or not 0 < k <= x.shape[axis]:
         raise ValueError("k or axis out of range")
     n = x.shape[axis]
-    return np.take(np.partition(x, n - k, axis=axis), range(n - k, n), axis=axis)
+    # A stable sort copies elements as they are: np.partition's SIMD selection can hand back
+    # -0.0 for a +0.0 of the input (found with NaN and zeros in one row), which no input holds.
+    return np.take(np.sort(x, axis=axis, kind="stable"), range(n - k, n), axis=axis)
 
 
 def clamping_topk(x, *, axis, k, largest):
