@@ -219,6 +219,6 @@ def test_a_failure_no_fresh_process_reproduces_passes_and_says_why(pytester, tmp
 def test_what_was_found_names_a_deviation_known_upstream_as_the_command_line_does(pytester):
     pytest.importorskip("onnxruntime")
     # the valid group meets a value type ONNX Runtime's CPU provider has no kernel for (known upstream)
-    result = run_suite(pytester, "--topk-target", "onnxruntime", "-k", "valid")
+    result = run_suite(pytester, "--topk-target", "onnxruntime", "-k", "valid", profile="wide")
     result.stdout.fnmatch_lines(["[[]rejects a valid descriptor[]] out.valid_accepted (our reading): TopK *"
                                  "(known upstream: https://*)"])
