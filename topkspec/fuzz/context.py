@@ -23,11 +23,11 @@ from topkspec.fuzz.verdicts import is_reading
 from topkspec.known import rules_declaring
 from topkspec.properties.open_points import explaining_indices, zeros_as_input
 from topkspec.spec.contracts import unpromised_rules
-from topkspec.targets.base import AdapterError, Rejected, Target, describe_error, selects_largest
+from topkspec.targets.base import AdapterError, Rejected, Target, describe_error
 from topkspec.targets.quiet import quieted
 from topkspec.targets.refusal import InternalError, as_judged
 from topkspec.fuzz.answers import internal_error_violation as _internal_error, noting_answers, result_signature
-from topkspec.fuzz.prefetch import taken
+from topkspec.fuzz.prefetch import not_offered, taken
 
 # Classes that end an example: after a crash, a hang or a broken adapter nothing else is asked.
 _ENDS_EXAMPLE = (failures.CRASH, failures.HANG, failures.ADAPTER_ERROR, failures.INTERNAL_ERROR)
@@ -154,14 +154,9 @@ class GroupContext:
         Violation); with refusal_is_finding False (an invalid case, whose refusal would then
         prove nothing) the case is set aside instead."""
         judged = self.judged(case)
-        if not selects_largest(judged) and self.contract.value("smallest") == "not_offered" \
-                and not self.target.smallest_by_key:
-            self.result.unsupported["its contract offers no smallest K"] += 1
-            return None
-        offered = self.contract.value_types
-        if offered is not None and not offered.offers(judged.dtype):  # not promised: not asked
-            self.result.unsupported[f"its contract offers no {judged.dtype} ({offered.title or 'its documentation'}: "
-                                    f"\"{offered.quote}\")"] += 1
+        unoffered = not_offered(self.contract, self.target, judged)
+        if unoffered:  # not promised: not asked
+            self.result.unsupported[unoffered] += 1
             return None
         try:
             reason = self.unsupported(judged)

@@ -60,16 +60,23 @@ def in_order(ctx, cases) -> list:
 def _asked(ctx, judged) -> bool:
     """Whether the run asks the target for `judged` as drawn (GroupContext.judged_if_supported,
     without counting what it sets aside: the case's own body counts that)."""
-    if not selects_largest(judged) and ctx.contract.value("smallest") == "not_offered" \
-            and not ctx.target.smallest_by_key:
-        return False
-    offered = ctx.contract.value_types
-    if offered is not None and not offered.offers(judged.dtype):
+    if not_offered(ctx.contract, ctx.target, judged):
         return False
     try:
         return ctx.target.supports(judged) is None
     except Exception:  # a refusal, or a worker that broke: the case's own body asks again
         return False
+
+
+def not_offered(contract, target, judged) -> str | None:
+    """Why the contract sets `judged` aside without asking the target (it offers no smallest K,
+    or not the value type), else None."""
+    if not selects_largest(judged) and contract.value("smallest") == "not_offered" and not target.smallest_by_key:
+        return "its contract offers no smallest K"
+    offered = contract.value_types
+    if offered is not None and not offered.offers(judged.dtype):
+        return f"its contract offers no {judged.dtype} ({offered.title or 'its documentation'}: \"{offered.quote}\")"
+    return None
 
 
 def taken(ctx, case, x):

@@ -19,6 +19,11 @@ DML_CONSTANTS_DOC = "dml-constants"
 DML_EXECUTION_FLAGS_DOC = "dml-execution-flags"
 DML_COMPILE_GRAPH_DOC = "dml-compile-graph"
 
+def _dml_page(title: str, url: str) -> dict:
+    """A DirectML page both TopK operators cite."""
+    return {"title": title, "url": url, "family": "dml", "ops": ["TOP_K", "TOP_K1"]}
+
+
 DOCUMENTS = {
     DML_TOP_K1_DOC: {
         "title": "DML_TOP_K1_OPERATOR_DESC structure (directml.h)",
@@ -41,26 +46,16 @@ DOCUMENTS = {
         "title": "DML_FEATURE_LEVEL enumeration (directml.h)",
         "url": "https://learn.microsoft.com/en-us/windows/win32/api/directml/ne-directml-dml_feature_level",
         "family": "dml", "ops": ["TOP_K", "TOP_K1"]},
-    DML_STRIDES_DOC: {
-        "title": "Using strides to express padding and memory layout",
-        "url": "https://learn.microsoft.com/en-us/windows/ai/directml/dml-strides",
-        "family": "dml", "ops": ["TOP_K", "TOP_K1"]},
-    DML_BUFFER_BINDING_DOC: {
-        "title": "DML_BUFFER_BINDING structure (directml.h)",
-        "url": "https://learn.microsoft.com/en-us/windows/win32/api/directml/ns-directml-dml_buffer_binding",
-        "family": "dml", "ops": ["TOP_K", "TOP_K1"]},
-    DML_CONSTANTS_DOC: {
-        "title": "DirectML constants",
-        "url": "https://learn.microsoft.com/en-us/windows/ai/directml/directml-constants",
-        "family": "dml", "ops": ["TOP_K", "TOP_K1"]},
-    DML_EXECUTION_FLAGS_DOC: {
-        "title": "DML_EXECUTION_FLAGS enumeration (directml.h)",
-        "url": "https://learn.microsoft.com/en-us/windows/win32/api/directml/ne-directml-dml_execution_flags",
-        "family": "dml", "ops": ["TOP_K", "TOP_K1"]},
-    DML_COMPILE_GRAPH_DOC: {
-        "title": "IDMLDevice1::CompileGraph method (directml.h)",
-        "url": "https://learn.microsoft.com/en-us/windows/win32/api/directml/nf-directml-idmldevice1-compilegraph",
-        "family": "dml", "ops": ["TOP_K", "TOP_K1"]},
+    DML_STRIDES_DOC: _dml_page("Using strides to express padding and memory layout",
+                       "https://learn.microsoft.com/en-us/windows/ai/directml/dml-strides"),
+    DML_BUFFER_BINDING_DOC: _dml_page("DML_BUFFER_BINDING structure (directml.h)",
+                       "https://learn.microsoft.com/en-us/windows/win32/api/directml/ns-directml-dml_buffer_binding"),
+    DML_CONSTANTS_DOC: _dml_page("DirectML constants",
+                       "https://learn.microsoft.com/en-us/windows/ai/directml/directml-constants"),
+    DML_EXECUTION_FLAGS_DOC: _dml_page("DML_EXECUTION_FLAGS enumeration (directml.h)",
+                       "https://learn.microsoft.com/en-us/windows/win32/api/directml/ne-directml-dml_execution_flags"),
+    DML_COMPILE_GRAPH_DOC: _dml_page("IDMLDevice1::CompileGraph method (directml.h)",
+                       "https://learn.microsoft.com/en-us/windows/win32/api/directml/nf-directml-idmldevice1-compilegraph"),
     ONNX_TOPK_DOC: {
         "title": "ONNX operator TopK (all versions)",
         "url": "https://onnx.ai/onnx/operators/onnx__TopK.html",
