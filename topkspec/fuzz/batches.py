@@ -25,10 +25,10 @@ PREFETCHED_GROUPS = ("valid", "nan")
 # (500 seeded draws), so a search of N cases takes about N / CASES_PER_EXAMPLE examples.
 MAX_CASES_PER_EXAMPLE = 16
 CASES_PER_EXAMPLE = 7
-# A search of fewer cases than this counts on SMALL_CASES_PER_EXAMPLE a list (its first lists
-# are short: about 3.7 cases in the first three of a seeded search, 4.9 in the first ten).
+# A search of fewer cases than this asks for an example per case: its first lists are short
+# (the first is one case, the simplest, every search's first), and a search that drew too few
+# would be topped up by another whose first case is that simplest one again.
 SMALL_SEARCH = 4 * CASES_PER_EXAMPLE
-SMALL_CASES_PER_EXAMPLE = 3
 
 
 def batched(group: str) -> bool:
@@ -56,9 +56,9 @@ def items(group: str, data) -> list:
 
 def searches_for(group: str, cases: int) -> int:
     """How many Hypothesis examples a search of `cases` cases asks for (at least one). Its
-    first examples are short lists (the first is one case), so a small search counts on
-    fewer cases a list; a search stops checking at its share (GroupContext.case_limit), and
-    every list drawn past it is drawn for nothing, so neither asks for many more."""
-    if not batched(group):
+    first examples are short lists (the first is one case), so a small search asks for an
+    example per case; a search stops checking at its share (GroupContext.case_limit), and every
+    list drawn past it is drawn for nothing, so a large one does not ask for many more."""
+    if not batched(group) or cases < SMALL_SEARCH:
         return max(1, cases)
-    return math.ceil(cases / (CASES_PER_EXAMPLE if cases >= SMALL_SEARCH else SMALL_CASES_PER_EXAMPLE))
+    return math.ceil(cases / CASES_PER_EXAMPLE)
