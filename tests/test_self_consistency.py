@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -111,3 +112,38 @@ def test_the_docs_list_the_groups_and_rules_there_are():
     for rule in SELF_RULES:
         assert rule in RULES, f"{rule} is no rule"
         assert f"`{rule}`" in section and f"`{rule}`" in spec_page, f"{rule} is not named in the docs"
+
+
+def _nan_pick(pick):
+    """A run whose answers put NaN first (two NaNs tied, ties open): `pick(k)` says which of
+    the input's two NaNs, -NaN at index 0 or NaN at index 1, each K gets first."""
+    def run(case, x):
+        first = pick(case.k)
+        order = [first, 1 - first, 2][:case.k]
+        return x[order], np.array(order, dtype=np.int64)
+    return run
+
+
+def test_prefix_ties_every_nan_where_ties_are_open_and_tells_their_signs_apart_where_settled():
+    """Two NaNs of different signs: a runtime that ties them may give one for K and the other
+    for K-1 where ties are open; where ties are settled it picks the same one, and the report
+    prints the sign (-nan) that tells them apart."""
+    from topkspec.properties.failures import Violation
+    from topkspec.properties.self_consistency import check_self_prefix
+    from topkspec.spec import Case
+
+    case = Case("onnx:24", "TopK", "float32", (3,), 0, 2, index_dtype="int64")
+    x = np.array([-np.nan, np.nan, 1.0], dtype=np.float32)
+    assert np.signbit(x[0]) and not np.signbit(x[1])
+    by_k = _nan_pick(lambda k: 0 if k == 2 else 1)
+    check_self_prefix(case, x, by_k, settled=False)  # open ties: any NaN matches any NaN
+    with pytest.raises(Violation, match=r"-nan") as raised:
+        check_self_prefix(case, x, by_k, settled=True)
+    assert raised.value.rules == ("self.prefix",), raised.value.rules
+    check_self_prefix(case, x, _nan_pick(lambda k: 0), settled=True)  # the same pick for both K
+
+    def nan_last_for_k_minus_1(case, x):  # NaN first for K=2, a number first for K=1
+        order = [0, 1][:case.k] if case.k == 2 else [2]
+        return x[order], np.array(order, dtype=np.int64)
+    with pytest.raises(Violation, match="NaN"):
+        check_self_prefix(case, x, nan_last_for_k_minus_1, settled=False)

@@ -84,12 +84,13 @@ def same_bits(a: np.ndarray, b: np.ndarray, *, nan_equal=False) -> np.ndarray:
 
 
 def show(value) -> str:
-    """A number as a person reads it (in messages and reports): -0.0 keeps its sign, integers
-    print whole, no numpy type names."""
+    """A number as a person reads it (in messages and reports): -0.0 and a NaN with its sign
+    bit set keep their sign, integers print whole, no numpy type names."""
     if isinstance(value, np.generic) and dtypes.name_of(value.dtype) == "bfloat16":
         value = float(value)
     if isinstance(value, (np.floating, float)):
-        return repr(float(value))
+        value = float(value)
+        return "-nan" if value != value and np.signbit(value) else repr(value)
     if isinstance(value, (np.integer, int)) and not isinstance(value, (bool, np.bool_)):
         return str(int(value))
     if isinstance(value, np.generic):
