@@ -71,7 +71,9 @@ def _references(case, x):
 
 
 def diagnosis(case, x, values, indices) -> str:
-    """VALUES, ORDER, TIES, SHAPE or RIGHT for one call's result (see the module text)."""
+    """VALUES, ORDER, TIES, SHAPE or RIGHT for one call's result (see the module text). Each
+    sequence is read against either placement of NaN on its own: a result that puts NaN first
+    in one sequence and last in another has the right values in each."""
     lined = _rows(case, x, values, indices)
     if lined is None:
         return SHAPE
@@ -79,13 +81,18 @@ def diagnosis(case, x, values, indices) -> str:
     wants = [want.astype(vr.dtype) for want in _references(case, x)]
     if not _gathers(xr, vr, ir):
         return VALUES
-    as_sets = [np.sort(keys(want), axis=1) for want in wants]
     got = np.sort(keys(vr), axis=1)
-    if not any(np.array_equal(got, want, equal_nan=True) for want in as_sets):
+    as_sets = [np.sort(keys(want), axis=1) for want in wants]
+    if not _each_row_matches(got, as_sets, lambda a, b: np.array_equal(a, b, equal_nan=True)):
         return VALUES
-    if not case.sorted or any(_same(vr, want).all() for want in wants):
+    if not case.sorted or _each_row_matches(vr, wants, lambda a, b: bool(_same(a, b).all())):
         return TIES if _differs_from_reference(case, x, ir) else RIGHT
     return ORDER
+
+
+def _each_row_matches(rows_got, rows_wanted, equal) -> bool:
+    """Whether each row of `rows_got` equals that row of one of `rows_wanted` (any of them)."""
+    return all(any(equal(row, want[r]) for want in rows_wanted) for r, row in enumerate(rows_got))
 
 
 def _differs_from_reference(case, x, ir) -> bool:
@@ -94,8 +101,8 @@ def _differs_from_reference(case, x, ir) -> bool:
     want = [ordered(case, x, nan=side)[1] for side in ("largest", "smallest")] \
         if nan_mask(np.asarray(x)).any() else [ordered(case, x)[1]]
     if not case.sorted:
-        return not any(np.array_equal(np.sort(ir, axis=1), np.sort(w, axis=1)) for w in want)
-    return not any(np.array_equal(ir, w) for w in want)
+        ir, want = np.sort(ir, axis=1), [np.sort(w, axis=1) for w in want]
+    return not _each_row_matches(ir, want, np.array_equal)
 
 
 def one_based(case, x, values, indices) -> bool:
