@@ -194,6 +194,7 @@ class TopKSession:
         """{group: (strategy, example, ctx)}: the example draws nothing, so the session may be
         built inside a test (the HypoFuzz form builds it in its first)."""
         from topkspec.fuzz import group_example, plan_groups
+        from topkspec.fuzz.batches import example_strategy
         from topkspec.fuzz.config import shape_limits
         from topkspec.suite import group_budgets
 
@@ -204,11 +205,11 @@ class TopKSession:
         for group, (strategy, body) in plan_groups(self.target, self.profile, strict_doc=self.strict_doc,
                                                    contract=self.result.contract, **shapes).items():
             self.result.budgets[group] = budgets[group]
-            # one case per example: each suite test is one group's Hypothesis test, whose examples
-            # pytest and Hypothesis report as they are (the command line draws lists: fuzz.batches)
-            example, ctx = group_example(self.target, self.result, group, body, strict_doc=self.strict_doc,
-                                         lists=False)
-            groups[group] = (strategy, example, ctx)
+            # lists of cases, as the command line draws them (fuzz.batches): each suite test asks
+            # for examples enough to hold its share of cases, and stops checking at that share
+            example, ctx = group_example(self.target, self.result, group, body, strict_doc=self.strict_doc)
+            ctx.case_limit = budgets[group]
+            groups[group] = (example_strategy(group, strategy), example, ctx)
             self.bodies[group] = body
         return groups
 

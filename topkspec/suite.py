@@ -6,8 +6,9 @@ Each test is one property group (see topkspec.fuzz.groups). The Hypothesis setti
 max_examples is the budget of the whole suite run, shared among the groups as `topkspec fuzz`
 shares it (ci: 200 a run). Each test draws its examples through `st.data()`, so
 --hypothesis-show-statistics shows the coverage events of the strategies (operator, type, rank,
-axis and K position, ties). A failing group shows what it found; with --topk-report-dir it
-writes its bug report folder. A group that judged too little (every case unsupported, say)
+axis and K position, ties). A group's examples are lists of cases where the command line's
+are (fuzz.batches), each case counted in its share of the budget. A failing group shows what
+it found; with --topk-report-dir it writes its bug report folder. A group that judged too little (every case unsupported, say)
 fails too.
 """
 import pytest
@@ -27,9 +28,13 @@ def group_budgets() -> dict:
 
 
 def group_settings(group: str) -> settings:
-    """The Hypothesis settings of a group's test: its share of the budget (one case an
-    example), every distinct failure reported, and no health check that slow targets or large inputs would trip."""
-    return settings(max_examples=group_budgets()[group], report_multiple_bugs=True,
+    """The Hypothesis settings of a group's test: examples enough for its share of the budget
+    (a batched group's example is a list of cases: fuzz.batches), every distinct failure
+    reported, and no health check that slow targets or large inputs would trip."""
+    from topkspec.fuzz.batches import searches_for
+
+    examples = searches_for(group, group_budgets()[group], topped_up=False)
+    return settings(max_examples=examples, report_multiple_bugs=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                            HealthCheck.filter_too_much, HealthCheck.large_base_example])
 

@@ -29,6 +29,10 @@ CASES_PER_EXAMPLE = 7
 # (the first is one case, the simplest, every search's first), and a search that drew too few
 # would be topped up by another whose first case is that simplest one again.
 SMALL_SEARCH = 4 * CASES_PER_EXAMPLE
+# A search that cannot be topped up (the pytest front end: one Hypothesis test per group)
+# counts on this many cases a list: its first lists are short (about 3.7 cases in the first
+# three of a seeded search, 4.9 in the first ten), and it must reach its share.
+CASES_PER_LONE_EXAMPLE = 3
 
 
 def batched(group: str) -> bool:
@@ -54,11 +58,13 @@ def items(group: str, data) -> list:
     return list(data) if batched(group) else [data]
 
 
-def searches_for(group: str, cases: int) -> int:
+def searches_for(group: str, cases: int, *, topped_up: bool = True) -> int:
     """How many Hypothesis examples a search of `cases` cases asks for (at least one). Its
     first examples are short lists (the first is one case), so a small search asks for an
     example per case; a search stops checking at its share (GroupContext.case_limit), and every
-    list drawn past it is drawn for nothing, so a large one does not ask for many more."""
+    list drawn past it is drawn for nothing, so a large one does not ask for many more than a
+    run that tops a short search up (topped_up) needs; one that cannot asks for a list per
+    CASES_PER_LONE_EXAMPLE cases."""
     if not batched(group) or cases < SMALL_SEARCH:
         return max(1, cases)
-    return math.ceil(cases / CASES_PER_EXAMPLE)
+    return math.ceil(cases / (CASES_PER_EXAMPLE if topped_up else CASES_PER_LONE_EXAMPLE))
