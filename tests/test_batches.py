@@ -5,6 +5,7 @@ import os
 
 import numpy as np
 import pytest
+from slow import slow
 
 from topkspec.fuzz.config import RunConfig
 from topkspec.fuzz.run import run_fuzz
@@ -51,6 +52,7 @@ def test_a_batch_answers_each_call_in_order_with_its_number_in_the_history():
 
 
 @pytest.mark.parametrize("seed", [0, 1])
+@slow
 def test_two_bugs_in_one_list_are_each_reported_on_their_own_minimal_case(seed):
     """A function wrong for two value types: each gets its report, each on the smallest case
     its bug allows: one uint8 element for the garbage, three floats (NaN, then two values) for

@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
+from slow import slow
 
 from topkspec.fuzz import RunConfig, format_summary, run_fuzz
 from topkspec.fuzz.results import Failure
@@ -75,6 +76,7 @@ def test_a_title_states_a_diagnosis_only_where_the_evidence_supports_it(rules, v
 
 # -- grouping by bug -----------------------------------------------------------------------------
 
+@slow
 def test_two_bugs_breaking_rules_in_different_ways_are_each_filed_and_titled_truly():
     result = _run(f"{BY_BUG}:garbage_in_int8_and_nan_tail", max_examples=200)
     with_nan = [f for f in result.failures if f.x is not None and np.isnan(np.asarray(f.x, np.float64)).any()]

@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 import pytest
+from slow import slow
 
 from topkspec.fuzz import RunConfig, run_fuzz
 from topkspec.fuzz.confirm import AFTER_CALLS, ALONE, NOT_CONFIRMED, Replayer, ddmin
@@ -38,6 +39,7 @@ def repro_exit(folder) -> subprocess.CompletedProcess:
     ("poisoned_by_float16", "wrong result", False),  # run in this process: the run keeps its calls
     ("aborts_after_float16", "crash", None),
 ])
+@slow
 def test_a_failure_after_a_poisoning_call_names_that_call_and_replays_it(tmp_path, name, failure_class, isolate):
     result = fuzz(tmp_path, name, isolate=isolate)
     assert result.failures and result.exit_code == 1, format_summary(result)

@@ -19,6 +19,7 @@ def _verdicts(result) -> dict:
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
+@slow
 def test_a_correct_values_only_largest_only_unsorted_function_runs_clean(seed):
     result = run_fuzz(RunConfig(target=values_only.good, max_examples=250, seed=seed, settings="ci", isolate=False))
     assert result.failures == []

@@ -10,6 +10,7 @@ import sys
 
 import numpy as np
 import pytest
+from slow import slow
 
 from topkspec import spec
 from topkspec.properties import failures
@@ -217,6 +218,7 @@ def test_validate_against_directml(dml, tmp_path):
 
 # -- the fuzzer ------------------------------------------------------------------------------------
 
+@slow
 def test_a_bounded_fuzz_run_checks_examples_in_every_group(dml, tmp_path):
     dml.close()
     result = run_fuzz(RunConfig(target="directml", max_examples=200, seed=0, settings="ci",
@@ -263,6 +265,7 @@ class PlantedCrash(DirectMLTarget):
 
 
 @pytest.mark.parametrize("how", ["crash", "hang"])
+@slow
 def test_a_dying_or_silent_worker_is_reported_and_the_run_carries_on(how):
     target = need(PlantedCrash(how))
     try:

@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 import pytest
+from slow import slow
 
 from topkspec.directml.client.layout_call import input_buffer
 from topkspec.fuzz import RunConfig, run_fuzz
@@ -109,6 +110,7 @@ class WritesPastTheOutput(DirectMLTarget):
 @pytest.mark.parametrize("planted, rules", [
     (IgnoresInputStrides, ("out.layout.same_answer", "out.values.gather", "out.values.select", "out.exact")),
     (WritesPastTheOutput, ("out.layout.no_write_outside",))])
+@slow
 def test_a_planted_directml_bug_is_found_within_1000_examples(planted, rules):
     target = need(planted())
     try:

@@ -4,6 +4,7 @@ import pathlib
 import re
 import subprocess
 import sys
+from slow import slow
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -17,6 +18,7 @@ def pages() -> list[str]:
                   if p.name != "index.md" and "_build" not in p.parts)
 
 
+@slow
 def test_the_docs_build_without_warnings(tmp_path):
     """sphinx-build -W, as docs/install.md builds the site: any warning (a docstring that is not valid reStructuredText, a broken
     link between pages, an object autodoc cannot import) fails the build."""

@@ -11,6 +11,7 @@ import pathlib
 import re
 
 import pytest
+from slow import slow
 
 import docs_checks_commands
 import docs_checks_examples
@@ -44,6 +45,7 @@ def runs_here(block: Block) -> bool:
 
 
 @pytest.mark.parametrize("block", [b for b in BLOCKS if runs_here(b)], ids=lambda b: b.where)
+@slow
 def test_the_block_runs_as_the_page_says(block, runs, tmp_path):
     write_files(block.page, tmp_path)
     if how(block) == "check":

@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pytest
+from slow import slow
 
 sys.path.insert(0, os.path.dirname(__file__))
 import required_targets  # noqa: E402
@@ -351,6 +352,7 @@ def repro_interpreter(target: str):
 
 @pytest.mark.parametrize("finding", [f for f in findings() if f["status"].startswith(("new", "duplicate of "))],
                          ids=lambda f: f["folder"])
+@slow
 def test_a_new_finding_still_reproduces(finding):
     repro = os.path.join(ROOT, finding["folder"], "repro.py")
     python, env = repro_interpreter(TARGET_OF_RUNTIME[finding["runtime"]])

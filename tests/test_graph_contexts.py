@@ -12,6 +12,7 @@ import sys
 
 import numpy as np
 import pytest
+from slow import slow
 
 from topkspec import reference_topk, spec
 from topkspec.spec import Case, graphs
@@ -134,6 +135,7 @@ def _repro(folder, env=None):
                           timeout=120, env={**environment, **(env or {})})
 
 
+@slow
 def test_a_k_computed_from_the_shape_mishandled_is_found_within_1000_examples_and_its_repro_rebuilds_the_graph(
         planted, tmp_path, monkeypatch):
     from topkspec.fuzz import RunConfig, run_fuzz

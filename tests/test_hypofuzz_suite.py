@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+from slow import slow
 
 from topkspec import hypofuzz_suite
 from topkspec.cli import build_parser, main
@@ -68,6 +69,7 @@ def _run_form(target: str, group: str):
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
 
 
+@slow
 def test_the_form_finds_a_planted_bug_and_holds_on_the_reference():
     found = _run_form("tests/planted_bugs.py:one_based_indices", "valid")
     assert found.returncode == 1, found.stdout[-2000:]

@@ -184,6 +184,7 @@ def test_a_target_the_worker_cannot_build_fails_at_its_first_use_without_waiting
 
 @pytest.mark.parametrize("name, failure_class", [("sigsegv_when_k_above_1", failures.CRASH),
                                                  ("hang_when_k_above_1", failures.HANG)])
+@slow
 def test_the_run_reports_the_crash_or_hang_with_its_case_and_carries_on(name, failure_class, tmp_path):
     result = run_fuzz(RunConfig(target=f"{HERE}:{name}", isolate=True, timeout=0.5, max_examples=40, seed=0,
                                 settings="ci", groups=("valid", "deterministic"),

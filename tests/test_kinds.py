@@ -5,6 +5,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from slow import slow
 
 import planted_bugs
 from topkspec.cli import main
@@ -196,6 +197,7 @@ def test_onnxruntime_refusing_types_its_table_lacks_gets_feature_requests_and_kn
 pytest_plugins = ["pytester"]
 
 
+@slow
 def test_the_plugin_passes_a_group_whose_failures_are_of_kinds_topk_fail_on_leaves_out(pytester):
     pytester.makepyfile(tinyprofile="from hypothesis import settings\nsettings.register_profile('tiny', "
                                     "max_examples=30, derandomize=True, database=None, deadline=None)\n")

@@ -5,6 +5,7 @@ import os
 from pathlib import Path
 
 import pytest
+from slow import slow
 
 from topkspec.cli import main
 from topkspec.errors import MANIFEST, UsageError
@@ -73,6 +74,7 @@ def _fuzz(report_dir, bug="ignores_direction"):
                  "--report-dir", str(report_dir), "--quiet"])
 
 
+@slow
 def test_report_dir_keeps_every_file_and_numbers_after_the_highest(tmp_path, capsys):
     reports = tmp_path / "topk-reports"
     reports.mkdir()
@@ -90,6 +92,7 @@ def test_report_dir_keeps_every_file_and_numbers_after_the_highest(tmp_path, cap
     capsys.readouterr()
 
 
+@slow
 def test_matrix_keeps_every_file_in_its_report_folder(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     target = f"{PLANTED}:ignores_direction"

@@ -10,6 +10,7 @@ import os
 import sys
 
 import pytest
+from slow import slow
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -48,6 +49,7 @@ def _run(form: str, name: str, profile: str, seed: int, max_examples: int = 60):
 
 @pytest.mark.parametrize("profile", STANDARD_PROFILES)
 @pytest.mark.parametrize("form", list(CORRECT))
+@slow
 def test_a_correct_implementation_gets_no_report_in_any_form(form, profile):
     for seed in SEEDS:
         result = _run(form, CORRECT[form], profile, seed)
@@ -75,6 +77,7 @@ BUGGY = [
 
 @pytest.mark.parametrize("profile", ["onnx:1", "onnx:11"])
 @pytest.mark.parametrize("form, name, rules", BUGGY, ids=[f"{f}-{n}" for f, n, _ in BUGGY])
+@slow
 def test_a_planted_bug_is_reported_for_its_bug_alone_in_any_form(form, name, rules, profile):
     result = _run(form, name, profile, seed=0, max_examples=120)
     found = {f.rule for f in result.failures}
@@ -88,6 +91,7 @@ def test_a_planted_bug_is_reported_for_its_bug_alone_in_any_form(form, name, rul
     ("target", "AcceptsKAboveN", {"dml.k.max"}),
     ("validator", "accepts_k_zero", {"dml.k.positive"}),
 ])
+@slow
 def test_a_planted_bug_is_reported_for_its_bug_alone_at_a_directml_profile(form, name, rules):
     result = _run(form, name, "dml:5.0", seed=0, max_examples=300)
     found = {f.rule for f in result.failures}
@@ -125,6 +129,7 @@ WRONG_VALUES = {"out.values.select", "out.order", "out.exact", "out.ties.index_o
 
 
 @pytest.mark.parametrize("profile", STANDARD_PROFILES)
+@slow
 def test_the_docs_example_function_is_reported_for_its_bug_alone(tmp_path, profile):
     path = tmp_path / "my_topk.py"
     path.write_text(_page_block("targets.md", "# my_topk.py"))

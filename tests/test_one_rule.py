@@ -104,6 +104,7 @@ def test_documents_only_keeps_a_nan_failure_no_placement_makes_right(tmp_path):
         assert "when the input holds NaN" in report.splitlines()[0], report.splitlines()[0]
 
 
+@slow
 def test_a_slow_correct_function_is_a_timeout_quoting_no_rule(tmp_path):
     result = run_fuzz(RunConfig(target=f"{PLANTED}:slow_when_k_above_1", isolate=True, timeout=0.5, max_examples=30,
                                 seed=0, settings="ci", groups=("valid",), report_dir=str(tmp_path)))

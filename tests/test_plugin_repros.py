@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from slow import slow
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -106,6 +107,7 @@ FORMS = [
 
 @pytest.mark.parametrize("target, contract, runtime, version", FORMS, ids=[f"{t}{'+contract' if c else ''}"
                                                                            for t, c, _, _ in FORMS])
+@slow
 def test_each_form_of_target_gets_a_repro_that_fails_until_fixed(tmp_path, target, contract, runtime, version):
     reports = campaign(tmp_path, target, *(["--contract", CONTRACT] if contract else []))
     for report in reports:
@@ -120,6 +122,7 @@ def test_each_form_of_target_gets_a_repro_that_fails_until_fixed(tmp_path, targe
             assert "planted values_topk" in text, f"{report.name}: the contract file's source is not quoted"
 
 
+@slow
 def test_a_state_dependent_repro_keeps_one_target_for_all_its_calls(tmp_path):
     """The bug needs an earlier float16 call on the same instance: a repro that made a target
     per call would pass."""
@@ -134,6 +137,7 @@ def test_a_state_dependent_repro_keeps_one_target_for_all_its_calls(tmp_path):
         assert done.returncode == 0, done.stdout + done.stderr
 
 
+@slow
 def test_a_crash_on_an_invalid_descriptor_names_the_rule_and_is_fixed_by_a_refusal(tmp_path):
     reports = campaign(tmp_path, "./planted_forms.py:aborts_on_bad_axis")
     for report in reports:
@@ -145,6 +149,7 @@ def test_a_crash_on_an_invalid_descriptor_names_the_rule_and_is_fixed_by_a_refus
         assert "DimensionCount" in source.split('"""')[1], "the repro quotes the axis rule"
 
 
+@slow
 def test_the_pytest_plugin_holds_a_plain_function_to_its_contract_file(tmp_path):
     """--topk-contract reaches a plain function returning values only, as --contract does: no
     adapter error, and the report of the clamped K replays until fixed."""

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from slow import slow
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -35,6 +36,7 @@ def plain_run(fn):
 
 @pytest.mark.parametrize("profile", ["dml:2.1", "dml:5.0", "onnx:10", "onnx:11", "onnx:24"])
 @pytest.mark.parametrize("allow_nan", [False, True])
+@slow
 def test_reference_holds_every_property(profile, allow_nan):
     """Through CallableTarget, so DirectML cases get their uint32/uint64 indices."""
     run = CallableTarget(bugs.CORRECT).run

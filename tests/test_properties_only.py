@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from slow import slow
 from hypothesis import find, given, settings, strategies as st
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -151,6 +152,7 @@ def test_every_property_has_a_bug_of_its_own_or_a_reason():
 
 
 @pytest.mark.parametrize("row", ONLY, ids=lambda row: f"{row.prop}-{row.bug}")
+@slow
 def test_a_bug_only_its_property_catches(row):
     # Such a draw can be rare (index_order_output: about 1 in 300, where no relation fires
     # beside the order), and which draws come first moves with the code Hypothesis has seen

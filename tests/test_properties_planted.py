@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from slow import slow
 from hypothesis import HealthCheck, Phase, find, settings
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -266,6 +267,7 @@ def _violation(row: Planted, drawn) -> Violation:
 
 
 @pytest.mark.parametrize("row", PLANTED, ids=lambda row: row.id)
+@slow
 def test_planted_bug_is_found_and_shrunk(row):
     drawn = shrunk(row)
     violation = _violation(row, drawn)

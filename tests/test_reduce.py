@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from slow import slow
 
 from topkspec.fuzz import RunConfig, run_fuzz
 from topkspec.fuzz.reduce import PASSES, _valid, reduce_case
@@ -74,6 +75,7 @@ def my_topk(tmp_path_factory):
 # onnx:24 at seed 1 once reported out.values.select on int16[1024, 32]; its bug shows on two values.
 @pytest.mark.parametrize("profile,seed,examples", [("onnx:24", 1, 1000), ("onnx:24", 2, 300), ("onnx:24", 3, 300),
                                                    (None, 0, 300), (None, 1, 300)])
+@slow
 def test_the_docs_my_topk_is_reported_on_a_case_its_bug_needs(my_topk, profile, seed, examples):
     result = run_fuzz(RunConfig(target=f"{my_topk}:topk", profile=profile, max_examples=examples, seed=seed,
                                 settings="ci", isolate=False))

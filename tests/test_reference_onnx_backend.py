@@ -1,6 +1,7 @@
 """reference_topk against ONNX's own backend TopK test cases (model, inputs, outputs)."""
 import numpy as np
 import pytest
+from slow import slow
 
 from topkspec import reference_topk
 
@@ -8,6 +9,7 @@ from topkspec.targets.onnx_cases import onnx_backend_topk_cases
 
 
 @pytest.mark.parametrize("index", range(7))
+@slow
 def test_reference_matches_onnx_backend_case(index):
     cases = onnx_backend_topk_cases()
     if index >= len(cases):

@@ -80,6 +80,7 @@ def test_jax_signed_zero_bug_reproduces_and_a_correct_case_passes(tmp_path, larg
         assert done.returncode == 0, f"jax smallest of [1, 2]: expected exit 0, got {done.returncode}\n{done.stdout}{done.stderr}"
 
 
+@slow
 def test_openvino_nan_bug_reproduces_and_a_case_without_nan_passes(tmp_path):
     pytest.importorskip("openvino")
     result = run_fuzz(RunConfig(target="openvino", max_examples=150, seed=0, settings="ci",

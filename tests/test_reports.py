@@ -8,6 +8,7 @@ import sys
 
 import numpy as np
 import pytest
+from slow import slow
 
 from topkspec.properties import failures
 from topkspec.properties.failures import Violation
@@ -181,6 +182,7 @@ def test_bfloat16_inputs_survive_the_npz_and_the_program(tmp_path):
     ("raises_on_nan", "nan", None),  # (refusing K = n is failed neither way at dml profiles: dml.k.max is ambiguous)
     ("hangs_when_k_equals_n", "valid", True),
 ])
+@slow
 def test_a_planted_bug_repro_fails_against_the_bug_and_passes_against_the_fix(tmp_path, bug, group, isolate):
     result = run_fuzz(RunConfig(target=f"{PLANTED}:{bug}", max_examples=80, seed=0, settings="ci",
                                 groups=(group,), report_dir=str(tmp_path), isolate=isolate, timeout=2))

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from slow import slow
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -63,6 +64,7 @@ def test_a_file_path_targets_repro_finds_its_file_from_the_report_folder(tmp_pat
 
 
 @pytest.mark.parametrize("spec", ["lib/user_targets.py:WidensValues", "user_targets:WidensValues"])
+@slow
 def test_a_target_class_repro_through_the_adapter_finds_its_file_too(tmp_path, spec):
     files = {"user_targets.py": "lib/user_targets.py", "planted_bugs.py": "lib/planted_bugs.py"}
     project, report = _reports(tmp_path, spec, files, pythonpath=["lib"] if ":" in spec and "/" not in spec else ())

@@ -2,6 +2,7 @@
 import os
 
 import pytest
+from slow import slow
 from hypothesis.database import InMemoryExampleDatabase
 
 from topkspec.properties import failures
@@ -232,6 +233,7 @@ def test_a_group_that_judged_too_little_is_named():
     assert "too little judged in group nan: 0 of its" in format_summary(result), format_summary(result)
 
 
+@slow
 def test_with_nan_a_metamorphic_failure_names_the_result_that_broke_the_nan_rule():
     # nan_breaks_order puts smaller non-NaN values before larger ones when NaN is present. Two
     # of its results then differ only because one breaks the NaN rule on its own: that result

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from slow import slow
 
 sys.path.insert(0, str(Path(__file__).parent))
 import planted_bugs as bugs  # noqa: E402
@@ -70,6 +71,7 @@ def _ties_open(fn):
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("name", ["nan_first", "nan_last", "ties_by_descending_index"])
+@slow
 def test_the_same_choice_every_time_is_never_reported(name, seed):
     """NaN first everywhere, NaN last everywhere, ties in descending index order where ties are
     open: each a choice the contract leaves to the runtime, made the same way each time."""
@@ -83,6 +85,7 @@ def test_the_same_choice_every_time_is_never_reported(name, seed):
     assert all(judged.values()), f"{name}, seed {seed}: a relation judged no example: {judged}"
 
 
+@slow
 def test_a_planted_contradiction_per_relation_is_caught_by_a_run():
     """Where ties are open, a runtime that reverses them in a batch, or on an inner axis, is
     caught by the run (not only by the property): the existing relations are not promised."""

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 from topkspec.targets.base import availability, signals_kept, version_text
+from slow import slow
 
 PLUGIN = os.path.join(os.path.dirname(__file__), "plugins", "sigchld_runtime.py")
 
@@ -28,6 +29,7 @@ def test_availability_and_version_keep_the_handlers():
     assert signal.getsignal(signal.SIGCHLD) is before
 
 
+@slow
 def test_a_worker_crash_does_not_end_a_run_whose_runtime_set_a_sigchld_handler(tmp_path):
     run = subprocess.run([sys.executable, "-m", "topkspec", "fuzz", "--target", f"{PLUGIN}:target",
                           "--max-examples", "60", "--seed", "1", "--isolate", "always", "--quiet",

@@ -11,6 +11,7 @@ import time
 
 import numpy as np
 import pytest
+from slow import slow
 from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
 from topkspec import spec
@@ -198,6 +199,7 @@ def test_arrays_match_case_and_hold_no_nan_unless_asked(dtype):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64", "int8", "int64", "uint8", "uint64"])
+@slow
 def test_arrays_reach_special_values(dtype):
     case = Case("onnx:24", "TopK", dtype, (8,), 0, 1, index_dtype="int64")
     seen = collections.Counter()

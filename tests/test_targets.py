@@ -3,6 +3,7 @@ its own support declaration and its `validates` claim. Unavailable targets skip 
 the reason they give."""
 import numpy as np
 import pytest
+from slow import slow
 
 from topkspec import reference_topk
 from topkspec.spec import dtypes
@@ -80,6 +81,7 @@ def test_onnx_backend_cases_are_found():
 
 
 @pytest.mark.parametrize("index", range(7))
+@slow
 def test_onnx_backend_topk_cases(request, target, index):
     cases = onnx_backend_topk_cases()
     if index >= len(cases):
@@ -110,6 +112,7 @@ WRONG_TYPES = {("tvm", "bfloat16"): "findings/tvm-bfloat16-wrong-values"}
 
 
 @pytest.mark.parametrize("profile", ["dml:5.0", "onnx:24"])
+@slow
 def test_every_declared_type_runs_right(target, profile):
     """What supports() accepts runs and matches the reference; what it refuses has a reason."""
     from topkspec import spec
@@ -168,6 +171,7 @@ def outcome(target, case, x) -> str | None:
             runner.close()
 
 
+@slow
 def test_validates_follows_the_contract(target):
     """Every built-in runtime's contract refuses K above the size and out-of-range
     axes (validates=True): each is refused, or what the target does instead is declared in its shipped known list.

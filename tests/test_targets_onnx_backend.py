@@ -11,6 +11,7 @@ import sys
 
 import numpy as np
 import pytest
+from slow import slow
 
 from topkspec.fuzz import RunConfig, run_fuzz
 from topkspec.spec import Case
@@ -48,6 +49,7 @@ def page_command() -> dict:
     return dict(profile=options["spec"], max_examples=int(options["max-examples"]), seed=int(options["seed"]))
 
 
+@slow
 def test_onnxruntime_backend_gives_the_verdicts_of_the_builtin_onnxruntime_target():
     """docs/targets.md's command: at its seed, budget and profile, ONNX Runtime's backend module finds
     what the built-in onnxruntime target finds, each in onnxruntime's known list, with the same

@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 import pytest
+from slow import slow
 
 from topkspec import reference_topk
 from topkspec.spec import Case, dtypes
@@ -170,6 +171,7 @@ def write_repro(tmp_path, case, x, *, rule="out.exact", failure_class=None, call
                           timeout=120)
 
 
+@slow
 def test_the_tie_order_repro_fails_and_a_right_case_passes(tmp_path):
     done = write_repro(tmp_path, onnx_case("float32", (4,), 0, 4), ZEROS, rule="out.ties.index_order", name="ties")
     assert done.returncode == 1, f"expected exit 1, got {done.returncode}\n{done.stdout}{done.stderr}"

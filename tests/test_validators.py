@@ -6,6 +6,7 @@ import sys
 import textwrap
 
 import pytest
+from slow import slow
 
 from topkspec import spec
 from topkspec.cli import main
@@ -216,6 +217,7 @@ def test_a_validator_that_refuses_a_valid_descriptor_rejects_a_valid_descriptor(
     assert "expected: acceptance" in run.stdout and "uint8 is not lowered" in run.stderr, run.stdout + run.stderr
 
 
+@slow
 def test_a_target_that_accepts_broken_descriptors_as_written_gets_a_summary_and_reports(capsys, tmp_path):
     path = tmp_path / "descriptor_target.py"
     path.write_text(DESCRIPTOR_TARGET)

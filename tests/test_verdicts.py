@@ -3,6 +3,7 @@ apart, known deviations, --documents-only, and probes that refuse or break."""
 import os
 
 import pytest
+from slow import slow
 
 from topkspec.fuzz import RunConfig, format_summary, run_fuzz
 from topkspec.fuzz.matrix import format_matrix
@@ -21,6 +22,7 @@ def _run(target, **options):
     return run_fuzz(RunConfig(target=target, seed=0, settings="ci", **options))
 
 
+@slow
 def test_two_independent_bugs_in_one_group_are_each_found_and_shrunk_on_their_own_rule():
     result = _run(f"{VERDICTS}:ties_reversed_and_long_axis_kth", max_examples=400, groups=("valid",))
     by_rule = {f.rule: f for f in result.failures}
@@ -59,6 +61,7 @@ def test_a_target_that_expresses_nothing_leaves_its_rules_unsupported():
     assert result.exit_code == 3, format_summary(result)
 
 
+@slow
 def test_our_reading_broken_is_its_own_verdict_and_only_a_note_with_documents_only():
     plain = _run(f"{PLANTED}:signed_zero_order", groups=("valid",), max_examples=1500)
     assert [f.rule for f in plain.failures] == ["out.ties.signed_zero"], [f.rule for f in plain.failures]
@@ -91,6 +94,7 @@ def test_a_known_deviation_is_counted_never_fails_and_an_unseen_entry_is_listed(
     assert "out.exact" not in {f.rule for f in result.failures}, "exactness broke only through the known ties"
 
 
+@slow
 def test_report_known_shrinks_and_reports_a_known_deviation_without_failing(tmp_path):
     known = tmp_path / "known.toml"
     known.write_text('[[known]]\nrule = "out.ties.index_order"\nreason = "planted"\n\n'
