@@ -19,7 +19,8 @@ def test_ctrl_c_after_a_failure_keeps_the_summary_and_the_report(tmp_path):
     process = subprocess.Popen(
         [sys.executable, "-m", "topkspec", "fuzz", "--target", f"{PLUGINS}/slow_bugs.py:slow_and_ignores_direction",
          "--max-examples", "100000", "--database", str(tmp_path / "db"), "--report-dir", str(reports)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, start_new_session=True)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, start_new_session=True,
+        preexec_fn=_ctrl_c_on)
     seen = []
     deadline = time.monotonic() + 300
     try:
@@ -43,6 +44,12 @@ def test_ctrl_c_after_a_failure_keeps_the_summary_and_the_report(tmp_path):
     assert folders and (folders[0] / "report.md").is_file(), f"no report written: {folders}"
 
 
+def _ctrl_c_on():
+    """Ctrl-C as a terminal gives it, even where the tests run as a background job (whose
+    processes start with SIGINT ignored, and a run then keeps it off)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class _PressesCtrlCWhenCollected:
     def __del__(self):
         signal.raise_signal(signal.SIGINT)
@@ -64,13 +71,18 @@ def test_a_ctrl_c_python_drops_in_a_finalizer_still_stops_the_run_at_the_next_ex
             _PressesCtrlCWhenCollected()  # collected at once: the interrupt lands in __del__
         return reference_topk(x, axis=axis, k=k, largest=largest)
 
-    result = run_fuzz(RunConfig(target=CallableTarget(presses_ctrl_c_in_a_finalizer), max_examples=400, seed=0,
-                                settings="ci", groups=("valid",)))
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)  # on, as in _ctrl_c_on
+    try:
+        result = run_fuzz(RunConfig(target=CallableTarget(presses_ctrl_c_in_a_finalizer), max_examples=400,
+                                    seed=0, settings="ci", groups=("valid",)))
+        left = signal.getsignal(signal.SIGINT)
+    finally:
+        signal.signal(signal.SIGINT, before)
     err = capfd.readouterr().err
     assert result.interrupted, f"the run went on after the Ctrl-C: {result.total_examples} examples"
     assert result.total_examples <= 6, f"expected the run to stop at the next example, ran {result.total_examples}"
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, f"stderr:\n{err}"
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler, "the run's handler was left installed"
+    assert left is signal.default_int_handler, "the run's handler was left installed"
 
 
 def test_a_ctrl_c_before_the_run_begins_stops_the_worker_started_for_it(monkeypatch):
