@@ -99,6 +99,7 @@ def test_one_tie_bug_breaking_two_tie_rules_is_one_report():
 
 # -- refusals: per value type, not offered, internal errors -----------------------------------
 
+@slow
 def test_a_refused_value_type_is_a_finding_per_type():
     result = _run(f"{BY_BUG}:refuses_wide_unsigned", groups=("valid",), max_examples=150)
     refused = sorted(f.key[3] for f in result.failures if f.failure_class == failures.REJECTS_VALID)

@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+from slow import slow
 
 yaml = pytest.importorskip("yaml")
 
@@ -146,9 +147,6 @@ def test_ci_runs_the_readme_test_command():
 # (tests/planted_runtimes.py, each runtime with one-based indices) named as the matrix target.
 
 SLOW = os.environ.get("TOPKSPEC_SLOW_TESTS") == "1"  # .ci/run sets it
-# The targets a whole job takes long for (a job green and red is two campaigns, 45 to 100 s
-# on CI's two cores): run by .ci/run only; the reference's jobs stay in the default run.
-SLOW_TARGETS = {"jax", "torch", "onnxruntime", "onnx-reference", "openvino", "tensorflow"}
 # The nightly job's budget, through the variable the workflow reads (20000 when unset).
 NIGHTLY_EXAMPLES = "300"
 MATRIX_JOBS = [("topkspec-pr.yml", "topk"), ("topkspec-nightly.yml", "campaign")]
@@ -218,9 +216,9 @@ def usable_here(target):
         made.close()
 
 
-JOB_CASES = [pytest.param(w, j, t, id=f"{w.split('.')[0]}-{t}",
-                          marks=[pytest.mark.skipif(t in SLOW_TARGETS and not SLOW,
-                                                    reason="slow: .ci/run runs it (TOPKSPEC_SLOW_TESTS=1)")])
+# A job green and red is two campaigns (25 to 100 s on CI's two cores, more for jax): .ci/run
+# runs them (slow).
+JOB_CASES = [pytest.param(w, j, t, id=f"{w.split('.')[0]}-{t}")
              for w, j in MATRIX_JOBS for t in matrix_targets(w, j)]
 
 
@@ -229,6 +227,7 @@ def _failure_text(ran):
     return f"step {name!r} exit {out.returncode}:\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}"
 
 
+@slow
 @pytest.mark.parametrize("workflow_name, job_name, target", JOB_CASES)
 def test_matrix_job_is_green_on_todays_runtime_and_red_on_a_planted_bug(workflow_name, job_name, target,
                                                                       tmp_path):

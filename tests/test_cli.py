@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 import pytest
+from slow import slow
 
 from topkspec.cli import main
 
@@ -71,6 +72,7 @@ def test_a_correct_function_holds_under_the_dev_profile_with_a_seed(capsys, tmp_
     assert " 0 examples in " not in out and re.search(r"out.invalid_rejected .* holds \(\d+\)", out), out
 
 
+@slow
 def test_the_same_seed_repeats_the_run(capsys, tmp_path):
     # a database of its own: what other runs in this folder saved would replay first. Hypothesis
     # also draws constants from the local modules loaded, so the runs compared follow one that

@@ -32,6 +32,7 @@ def test_a_correct_values_only_largest_only_unsorted_function_runs_clean(seed):
     assert result.unsupported["its contract offers no smallest K"] > 0
 
 
+@slow
 def test_a_broken_promise_is_reported_quoting_the_declared_source(tmp_path):
     result = run_fuzz(RunConfig(target=values_only.clamping, max_examples=250, seed=1, settings="ci", isolate=False,
                                 report_dir=str(tmp_path)))
@@ -77,6 +78,7 @@ def test_nan_order_largest_catches_nan_last_and_the_default_does_not():
     assert _nan_failures(nan_placement.nan_first, "largest")[0] == []
 
 
+@slow
 def test_nan_order_totalorder_catches_negative_nan_first_and_the_default_does_not():
     import nan_placement
 

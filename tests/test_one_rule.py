@@ -55,6 +55,7 @@ def test_a_higher_index_tie_breaker_gets_one_report_under_the_tie_order():
     assert verdict_of(result, "out.ties.kth_place").failure is result.failures[0]
 
 
+@slow
 def test_signed_zeros_ordered_apart_stay_a_signed_zero_report():
     # a -0.0 and a +0.0 both kept by K is a rare draw: a longer search than the default
     result = _run(f"{PLANTED}:signed_zero_order", groups=("valid",), max_examples=1500)

@@ -34,6 +34,7 @@ def test_the_suite_passes_on_the_reference_and_leaves_no_empty_report_folder(pyt
     assert not (tmp_path / "new").exists(), f"left behind: {sorted(map(str, (tmp_path / 'new').rglob('*')))}"
 
 
+@slow
 def test_the_suite_fails_on_a_planted_bug_and_writes_reports(pytester, tmp_path):
     reports = tmp_path / "reports"
     result = run_suite(pytester, "--topk-target", f"{PLANTED}:ignores_direction",
@@ -53,6 +54,7 @@ def test_the_suite_fails_on_a_planted_bug_and_writes_reports(pytester, tmp_path)
                                  f"bug report: {folders[0]}"])
 
 
+@slow
 def test_a_failure_without_a_report_folder_says_how_to_get_one(pytester):
     result = run_suite(pytester, "--topk-target", f"{PLANTED}:ignores_direction")
     result.stdout.fnmatch_lines(["*input: *", "*expected: values *", "*actual: *values *",
@@ -180,6 +182,7 @@ def test_the_ci_profile_is_a_budget_per_run_as_in_the_command_line(pytester, tmp
     assert sum(budgets.values()) == 200, f"a ci run is 200 examples, got {sum(budgets.values())}"
 
 
+@slow
 def test_the_plugin_reports_each_failure_of_a_group_and_prints_the_verdicts(pytester):
     # one_based_indices breaks several rules in the valid group, each on examples of its own
     # (an index past the end, a value gathered from the next place): every one is shown, and
@@ -205,6 +208,7 @@ def test_a_known_deviation_passes_in_the_plugin_and_is_named(pytester, tmp_path)
     result.stdout.fnmatch_lines(["out.values.select*known (*): planted: direction ignored*"])
 
 
+@slow
 def test_a_failure_no_fresh_process_reproduces_passes_and_says_why(pytester, tmp_path, monkeypatch):
     monkeypatch.setenv("TOPKSPEC_TEST_FIRST_PROCESS", str(tmp_path / "first"))
     stateful = os.path.join(REPO, "tests", "stateful_targets.py")
@@ -216,6 +220,7 @@ def test_a_failure_no_fresh_process_reproduces_passes_and_says_why(pytester, tmp
     assert all(p.name.startswith("not-reproduced-") for p in (tmp_path / "reports").iterdir())
 
 
+@slow
 def test_what_was_found_names_a_deviation_known_upstream_as_the_command_line_does(pytester):
     pytest.importorskip("onnxruntime")
     # the valid group meets a value type ONNX Runtime's CPU provider has no kernel for (known upstream)

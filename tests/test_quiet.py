@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import pytest
+from slow import slow
 
 from topkspec.targets.quiet import RUNTIME_LOGS_ENV, quiet_environment, quiet_logger, stderr_captured
 
@@ -72,6 +73,7 @@ def tensorflow_run(keep: bool):
                           timeout=300, env=env)
 
 
+@slow
 def test_tensorflow_traces_once_per_signature_and_says_nothing():
     done = tensorflow_run(keep=False)
     assert done.returncode == 0, done.stderr
@@ -79,6 +81,7 @@ def test_tensorflow_traces_once_per_signature_and_says_nothing():
     assert "retracing" not in done.stderr and "cpu_feature_guard" not in done.stderr, done.stderr
 
 
+@slow
 def test_tensorflow_logs_as_the_user_set_them_when_asked():
     done = tensorflow_run(keep=True)
     assert done.returncode == 0, done.stderr

@@ -15,6 +15,7 @@ import sys
 import time
 
 import pytest
+from slow import slow
 
 from docs_blocks import ROOT, blocks_of
 
@@ -162,6 +163,7 @@ def machine(tmp_path, name: str) -> pathlib.Path:
     return tmp_path / name
 
 
+@slow
 def test_the_second_machine_replays_and_reports_the_first_ones_failures_as_docs_ci_shows(tmp_path):
     need_server()
     started, campaign = machines_from_docs(several_machines_block(workers=False), tmp_path)

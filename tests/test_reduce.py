@@ -93,6 +93,7 @@ def test_the_docs_my_topk_is_reported_on_a_case_its_bug_needs(my_topk, profile, 
     assert {key[:3] for key, *_ in result.reductions} <= filed | named
 
 
+@slow
 def test_verbose_shows_the_reducers_steps(my_topk, capsys):
     run_fuzz(RunConfig(target=f"{my_topk}:topk", profile="onnx:24", max_examples=300, seed=1, settings="ci",
                        isolate=False, groups=("valid",), verbose=True))
@@ -100,6 +101,7 @@ def test_verbose_shows_the_reducers_steps(my_topk, capsys):
     assert "topkspec: reduce: out.values.select (wrong result) from" in err, err
 
 
+@slow
 def test_a_run_without_the_reducer_keeps_what_hypothesis_left(my_topk):
     result = run_fuzz(RunConfig(target=f"{my_topk}:topk", profile="onnx:24", max_examples=300, seed=1,
                                 settings="ci", isolate=False, groups=("valid",), reduce=False))

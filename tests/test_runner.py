@@ -38,6 +38,7 @@ def test_a_bad_database_url_is_a_run_error():
         open_database("redis://localhost:1/0")
 
 
+@slow
 def test_each_failure_is_shrunk_under_its_own_rule_and_the_summary_counts_them():
     # ignores_direction returns the largest values when the smallest are asked for: with K
     # below the axis size the wrong values come back (out.values.select), with K equal to it

@@ -75,6 +75,7 @@ def test_dml_worked_examples(request, target, example):
     assert_same("indices", np.array(example["indices"], dtype=case.index_dtype), indices)
 
 
+@slow
 def test_onnx_backend_cases_are_found():
     names = {name for name, *_ in onnx_backend_topk_cases()}
     assert {"test_top_k", "test_top_k_smallest", "test_top_k_negative_axis", "test_top_k_uint64"} <= names

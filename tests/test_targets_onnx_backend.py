@@ -90,6 +90,7 @@ def planted(tmp_path, monkeypatch):
     return str(path)
 
 
+@slow
 def test_a_planted_backend_bug_is_reported_and_its_repro_in_the_backend_api_exits_1_then_0(planted, tmp_path,
                                                                                            monkeypatch):
     clean = run_fuzz(RunConfig(target=f"onnx-backend:{planted}", max_examples=100, seed=0, settings="ci"))
