@@ -83,7 +83,7 @@ def test_jax_signed_zero_bug_reproduces_and_a_correct_case_passes(tmp_path, larg
 @slow
 def test_openvino_nan_bug_reproduces_and_a_case_without_nan_passes(tmp_path):
     pytest.importorskip("openvino")
-    result = run_fuzz(RunConfig(target="openvino", max_examples=150, seed=0, settings="ci",
+    result = run_fuzz(RunConfig(target="openvino", max_examples=300, seed=0, settings="ci",
                                 groups=("nan",), report_dir=str(tmp_path / "bug")))
     # no placement of NaN makes its result right: filed under the documented rule, naming the NaN rule
     found = [f for f in result.failures if "out.nan.unspecified" in f.violation.rules]
