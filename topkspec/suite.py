@@ -8,8 +8,8 @@ shares it (ci: 200 a run). Each test draws its examples through `st.data()`, so
 --hypothesis-show-statistics shows the coverage events of the strategies (operator, type, rank,
 axis and K position, ties). A group's examples are lists of cases where the command line's
 are (fuzz.batches), each case counted in its share of the budget. A failing group shows what
-it found; with --topk-report-dir it writes its bug report folder. A group that judged too little (every case unsupported, say)
-fails too.
+it found; with --topk-report-dir it writes its bug report folder. A group that judged too
+little (every case unsupported, say) fails too.
 """
 import pytest
 from hypothesis import HealthCheck, given, settings

@@ -140,7 +140,7 @@ def entry_layout(entry) -> Layout:
 def buffer_plan_totals(entry, strides) -> list:
     """Each tensor's TotalTensorSizeInBytes: as written, or what its sizes imply."""
     from topkspec.spec.dtypes import canonical, itemsize
-    from topkspec.spec.layouts import total_size
+    from topkspec.spec.strides import total_size
 
     body = entry["descriptor"]["Desc"]
     out = []

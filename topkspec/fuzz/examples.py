@@ -32,7 +32,7 @@ def group_test(target, result, group, strategy, body, *, progress=None, strict_d
     return given(example_strategy(group, strategy))(example), ctx
 
 
-def group_example(target, result, group, body, *, progress=None, strict_doc=False, ctrl_c=None, lists=True):
+def group_example(target, result, group, body, *, progress=None, strict_doc=False, ctrl_c=None):
     """(example, ctx): the function that checks one drawn example of `group` (group_test's
     test before @given), for a test that draws the example itself."""
     ctx = GroupContext(target, result, group, strict_doc=strict_doc)
@@ -69,7 +69,7 @@ def group_example(target, result, group, body, *, progress=None, strict_doc=Fals
         start, raised = time.perf_counter(), None
         try:
             with remembered_references():  # the example's checks share the reference's results
-                cases = items(group, data) if lists else [data]
+                cases = items(group, data)
                 if len(cases) > 1 and prefetched(group):
                     prefetch(ctx, cases)
                 for item in in_order(ctx, cases):

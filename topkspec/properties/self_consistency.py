@@ -235,8 +235,9 @@ def check_self_prefix(case, x, run, *, settled=True, nan_order="unspecified", ma
     its sign where ties are settled (a runtime that orders -NaN and NaN, or ties them and
     breaks the tie by index, picks the same one for both K), any NaN where they are open (a
     runtime may tie every NaN and pick another one for each K). A runtime whose choice for
-    NaN does not depend on K passes; one that puts NaN first for K and last for K-1 does not. `max_k`: the largest K allowed (the literal DirectML
-    text: below the axis size), default the axis size."""
+    NaN does not depend on K passes; one that puts NaN first for K and last for K-1 does not.
+    `max_k`: the largest K allowed (the literal DirectML text: below the axis size), default the
+    axis size."""
     if not case.sorted or (settled and not open_data(x)):
         return
     if case.k >= 2:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from topkspec.spec.strides import element_offsets, overlapping, packed_strides, total_size  # noqa: F401
+from topkspec.spec.strides import packed_strides, total_size
 
 #: DML_MINIMUM_BUFFER_TENSOR_ALIGNMENT: a binding's Offset is a multiple of it.
 MINIMUM_ALIGNMENT = 16

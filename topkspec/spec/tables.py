@@ -19,6 +19,7 @@ DML_CONSTANTS_DOC = "dml-constants"
 DML_EXECUTION_FLAGS_DOC = "dml-execution-flags"
 DML_COMPILE_GRAPH_DOC = "dml-compile-graph"
 
+
 def _dml_page(title: str, url: str) -> dict:
     """A DirectML page both TopK operators cite."""
     return {"title": title, "url": url, "family": "dml", "ops": ["TOP_K", "TOP_K1"]}
@@ -38,14 +39,10 @@ DOCUMENTS = {
         "title": "DML_TOP_K_OPERATOR_DESC structure (directml.h)",
         "url": "https://learn.microsoft.com/en-us/windows/win32/api/directml/ns-directml-dml_top_k_operator_desc",
         "family": "dml", "ops": ["TOP_K"]},
-    DML_BUFFER_TENSOR_DOC: {
-        "title": "DML_BUFFER_TENSOR_DESC structure (directml.h)",
-        "url": "https://learn.microsoft.com/en-us/windows/win32/api/directml/ns-directml-dml_buffer_tensor_desc",
-        "family": "dml", "ops": ["TOP_K", "TOP_K1"]},
-    DML_FEATURE_LEVEL_DOC: {
-        "title": "DML_FEATURE_LEVEL enumeration (directml.h)",
-        "url": "https://learn.microsoft.com/en-us/windows/win32/api/directml/ne-directml-dml_feature_level",
-        "family": "dml", "ops": ["TOP_K", "TOP_K1"]},
+    DML_BUFFER_TENSOR_DOC: _dml_page("DML_BUFFER_TENSOR_DESC structure (directml.h)",
+                       "https://learn.microsoft.com/en-us/windows/win32/api/directml/ns-directml-dml_buffer_tensor_desc"),
+    DML_FEATURE_LEVEL_DOC: _dml_page("DML_FEATURE_LEVEL enumeration (directml.h)",
+                       "https://learn.microsoft.com/en-us/windows/win32/api/directml/ne-directml-dml_feature_level"),
     DML_STRIDES_DOC: _dml_page("Using strides to express padding and memory layout",
                        "https://learn.microsoft.com/en-us/windows/ai/directml/dml-strides"),
     DML_BUFFER_BINDING_DOC: _dml_page("DML_BUFFER_BINDING structure (directml.h)",

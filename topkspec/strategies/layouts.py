@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from topkspec.spec.layouts import EXECUTION_FLAGS, MINIMUM_ALIGNMENT, Layout, packed_strides, tensor_sizes, with_layout
+from topkspec.spec.layouts import EXECUTION_FLAGS, MINIMUM_ALIGNMENT, Layout, tensor_sizes, with_layout
+from topkspec.spec.strides import packed_strides
 
 # Each list's first entry is what a draw shrinks to; repeats make it the commonest.
 _INPUTS = ("packed", "packed", "packed", "broadcast", "permuted", "padded")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from topkspec import spec
 from topkspec.spec import dtypes
-from topkspec.spec.layouts import packed_strides, total_size
+from topkspec.spec.strides import packed_strides, total_size
 from topkspec.strategies import cached
 from topkspec.strategies.invalid.registry import breaks, broken, pick, small_case
 
