@@ -59,6 +59,39 @@ def test_the_evidence_tells_wrong_values_from_order_from_ties():
     assert evidence.signature(three, nan, np.array([3, np.nan, 1], np.float32), [2, 1, 0]) == ("order", "NaN")
 
 
+def test_the_signature_reads_the_sequence_the_violation_names():
+    # one sequence shows only an order bug, another wrong values: the key follows the one the rule
+    # was decided on, so that a reducer cutting the case down to that sequence keeps it
+    case = Case("onnx:24", "TopK", "float32", (4, 2), 0, 3)
+    x = np.array([[0, -1], [np.nan, 0], [1, np.nan], [0, 0]], np.float32)
+    values = np.array([[0, 0], [np.nan, -1], [1, np.nan]], np.float32)
+    indices = np.array([[0, 1], [1, 0], [2, 2]])
+    assert evidence.signature(case, x, values, indices) == ("values", "NaN")
+    assert evidence.signature(case, x, values, indices, sequence=(0,)) == ("order", "NaN")
+    assert evidence.signature(case, x, values, indices, sequence=(1,)) == ("values", "NaN")
+    assert evidence.signature(case, x, values, indices, sequence=(5,)) == ("values", "NaN")  # no such sequence
+
+
+def test_a_nan_failure_is_the_twin_of_a_nan_free_one_on_its_own_type_only():
+    from topkspec.fuzz.results import RunResult, group_failures
+
+    def failure(dtype, x, values, indices, signature):
+        case = Case("onnx:24", "TopK", dtype, (3,), 0, 3)
+        x = np.asarray(x, dtype)
+        found = _failure(("out.order",), x, values, indices, case=case)
+        found.violation.signature = signature  # the key reads it
+        return found
+
+    nan = failure("float32", [0, np.nan, 1], [0, np.nan, 1], [0, 1, 2], ("order", "NaN"))
+    wraps = failure("uint8", [0, 1, 2], [0, 2, 1], [0, 2, 1], ("order", "no NaN"))  # a negation wrapping
+    unsorted = failure("float32", [0, 1, 2], [0, 2, 1], [0, 2, 1], ("order", "no NaN"))
+    for nan_free, kept in ((wraps, [wraps, nan]), (unsorted, [unsorted])):
+        result = RunResult(target="t", version="1", profile="onnx:24", settings="ci", seed=0, max_examples=1)
+        result.failures = [nan_free, nan]
+        group_failures(result)
+        assert result.failures == kept, (nan_free.dtype, [(f.rule, f.dtype) for f in result.failures])
+
+
 @pytest.mark.parametrize("rules, values, indices, title", [
     (("out.indices.range_distinct", "out.indices.base"), [3, 3], [2, 3], "returns indices counted from 1"),
     (("out.indices.range_distinct", "out.indices.base"), [3, 3], [-65279, 3],

@@ -72,9 +72,11 @@ def my_topk(tmp_path_factory):
     return str(path)
 
 
-# onnx:24 at seed 1 once reported out.values.select on int16[1024, 32]; its bug shows on two values.
+# onnx:24 at seed 1 once reported out.values.select on int16[1024, 32]; its bug shows on two values. At
+# seed 12 the NaN bug's report stayed at bfloat16[4, 2, 2]: one sequence showed the order broken, another
+# the values, and the key read the whole case, so no one sequence kept it.
 @pytest.mark.parametrize("profile,seed,examples", [("onnx:24", 1, 1000), ("onnx:24", 2, 300), ("onnx:24", 3, 300),
-                                                   (None, 0, 300), (None, 1, 300)])
+                                                   ("onnx:24", 12, 1000), (None, 0, 300), (None, 1, 300)])
 @slow
 def test_the_docs_my_topk_is_reported_on_a_case_its_bug_needs(my_topk, profile, seed, examples):
     result = run_fuzz(RunConfig(target=f"{my_topk}:topk", profile=profile, max_examples=examples, seed=seed,

@@ -24,7 +24,7 @@ def result_signature(violation, calls, outputs, until: int) -> tuple:
         return ()
     case, x = calls[until - 1]
     try:
-        return signature(case, x, *outputs[until - 1])
+        return signature(case, x, *outputs[until - 1], sequence=(violation.where or {}).get("sequence"))
     except Exception:  # an output the evidence cannot be read from: the rule alone keys it
         return ()
 

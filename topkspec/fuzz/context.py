@@ -18,7 +18,7 @@ from topkspec.properties.catalogue import BY_NAME
 from topkspec.properties.failures import Violation
 from topkspec.fuzz.config import ADAPTER_RULE, MAX_CRASH_REPLAYS, MAX_HANG_REPLAYS, TIMEOUT_RULE
 from topkspec.targets.isolation import TargetCrashed, TargetHung
-from topkspec.fuzz.results import Failure, RunResult, failure_key, filed_rule
+from topkspec.fuzz.results import Failure, RunResult, failure_key, filed_rule, nan_free_key
 from topkspec.fuzz.verdicts import is_reading
 from topkspec.known import rules_declaring
 from topkspec.properties.open_points import explaining_indices, zeros_as_input
@@ -383,11 +383,15 @@ class GroupContext:
         return named
 
     def _kept(self, violation, case):
-        """The kept failure's key the violation is (a NaN result's, the same one's without NaN), or None."""
+        """The kept failure's key the violation is (a NaN result's, its twin's without NaN on the
+        same type: results.nan_free_key), or None."""
         key = failure_key(self.target.name, violation, case)
-        kind, nan = (violation.signature + (None, None))[:2]
-        twin = key[:3] + ((kind, "no NaN"),) if nan == "NaN" else None
-        return next((k for k in (key, twin) if k is not None and self.result.has_key(k)), None)
+        if self.result.has_key(key):
+            return key
+        nan_free = nan_free_key(key, violation.signature)
+        same_type = (f for f in self.result.with_key(nan_free) if f.case.dtype == getattr(case, "dtype", None))
+        return nan_free if nan_free is not None and next(same_type, None) is not None else None
+
     def stopped(self) -> bool:
         return self.fatal[failures.CRASH] >= MAX_CRASH_REPLAYS or self.fatal[failures.HANG] >= MAX_HANG_REPLAYS
 

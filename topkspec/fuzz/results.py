@@ -185,8 +185,12 @@ class RunResult:
         return self.has_key(failure.key)
 
     def has_key(self, key) -> bool:
-        return any(f.key == key for f in self.failures + self.known_failures) or \
-            any(f.key == key for f, _ in self.unreproduced)  # replayed already, and failed nowhere
+        return next(self.with_key(key), None) is not None
+
+    def with_key(self, key):
+        """The kept failures filed under `key`, those replayed already that failed nowhere included."""
+        yield from (f for f in self.failures + self.known_failures if f.key == key)
+        yield from (f for f, _ in self.unreproduced if f.key == key)
 
     def groups_that_failed(self) -> set:
         """The groups that found a failure, whether it was kept under them or under a group
@@ -259,6 +263,16 @@ def record_failure(result: RunResult, failure: Failure) -> bool:
     return True
 
 
+def nan_free_key(key, signature):
+    """The key a wrong result with NaN in its input (filed under `key`, read as `signature`)
+    would have without the NaN, or None where it had no NaN. A kept failure under that key and
+    on the same type is its twin: the same bug, NaN aside. The type counts: a NaN-free bug in
+    one type's kernel (a negation that wraps an integer) says nothing of how another type's
+    kernel treats NaN."""
+    kind, nan = (tuple(signature) + (None, None))[:2]
+    return key[:3] + ((kind, "no NaN"),) if nan == "NaN" else None
+
+
 def group_failures(result: RunResult) -> None:
     """One report per bug. A failure's report names, beside its own example's rules, what the
     results passed over as that failure broke too (result.also). Failures that one general
@@ -292,9 +306,8 @@ def group_failures(result: RunResult) -> None:
             if not any(rule in f.violation.rules + f.violation.also for f in result.failures):
                 result.broken_seen.pop(rule, None)
     for failure in list(result.failures):  # the same wrong result with NaN and without: one bug, NaN aside
-        kind, nan = (failure.violation.signature + (None, None))[:2]
-        twin = next((f for f in result.failures
-                     if nan == "NaN" and f.key == failure.key[:3] + ((kind, "no NaN"),)), None)
+        nan_free = nan_free_key(failure.key, failure.violation.signature)
+        twin = next((f for f in result.failures if f.key == nan_free and f.case.dtype == failure.case.dtype), None)
         if twin is not None:
             _name_also(twin, failure.violation.rules + failure.violation.also)
             result.failures.remove(failure)

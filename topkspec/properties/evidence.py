@@ -142,6 +142,21 @@ def input_traits(x) -> tuple:
     return tuple(traits)
 
 
+def _sequence(case, x, values, indices, sequence):
+    """(case, x, values, indices) of the one sequence at `sequence`, or None where the arrays
+    do not have the case's shapes or the index is not one of its sequences."""
+    x, values, indices = np.asarray(x), np.asarray(values), np.asarray(indices)
+    if x.shape != tuple(case.shape) or values.shape != tuple(case.out_shape) or indices.shape != values.shape:
+        return None
+    picked = []
+    for arr in (x, values, indices):
+        moved = np.moveaxis(arr, case.norm_axis, -1)
+        if len(sequence) != moved.ndim - 1 or any(not 0 <= i < n for i, n in zip(sequence, moved.shape)):
+            return None
+        picked.append(moved[sequence])
+    return (case.with_(shape=picked[0].shape, axis=-1), *picked)
+
+
 def _smallest_normal(dtype):
     """The smallest normal number of a float type (bfloat16's too), or None."""
     try:
@@ -154,9 +169,15 @@ def _smallest_normal(dtype):
             return None
 
 
-def signature(case, x, values, indices) -> tuple:
+def signature(case, x, values, indices, sequence=None) -> tuple:
     """(diagnosis, NaN in the input or not): what a failure of one call is keyed by, so that
     different bugs breaking one rule (garbage values, and an unsorted tail after NaN) are
-    each found and filed, while one bug's examples share it."""
+    each found and filed, while one bug's examples share it. With `sequence` (the index over
+    the other dimensions that a violation names), read off that sequence alone: the one the
+    rule was decided on, so that a reducer cutting the case down to it keeps the key."""
+    if sequence is not None and x is not None:
+        picked = _sequence(case, x, values, indices, tuple(sequence))
+        if picked is not None:
+            case, x, values, indices = picked
     nan = bool(nan_mask(np.asarray(x)).any()) if x is not None else False
     return (diagnosis(case, x, values, indices), "NaN" if nan else "no NaN")
