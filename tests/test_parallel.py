@@ -22,7 +22,7 @@ def test_the_runs_options_become_the_suites():
                                "--settings", "gpu", "--spec", "onnx:11", "--report-dir", "r", "--known"))
     text = " ".join(line)
     for part in ("-n 2", "--pyargs topkspec.suite", "--topk-target torch", "--topk-max-examples 500",
-                 "--hypothesis-seed 3", "--hypothesis-profile topkspec-gpu", "--topk-spec onnx:11",
+                 "--topk-seed 3", "--topk-shards 2", "--hypothesis-profile topkspec-gpu", "--topk-spec onnx:11",
                  "--topk-report-dir r", "--topk-database .topkspec/examples", "--topk-max-axis-size 2097152",
                  "--topk-max-elements 4194304"):
         assert part in text, f"{part!r} not in {text}"

@@ -76,6 +76,7 @@ def test_statistics_show_the_suites_coverage_events(pytester):
     ("--topk-spec", "cuda:1", "*unknown profile*"),
     ("--topk-report-dir", os.path.abspath(__file__), "*cannot write reports to*it is a file*"),
     ("--topk-max-axis-size", "0", "*--topk-max-axis-size must be at least 1, got 0*"),
+    ("--topk-shards", "0", "*--topk-shards must be at least 1, got 0*"),
 ])
 def test_bad_options_are_usage_errors(pytester, option, value, message):
     result = run_suite(pytester, option, value)
@@ -228,3 +229,54 @@ def test_what_was_found_names_a_deviation_known_upstream_as_the_command_line_doe
     # (upstream's link, or the finding of topkspec's register that it is, whichever type came first)
     result.stdout.re_match_lines([r"\[rejects a valid descriptor\] out\.valid_accepted \(our reading\): TopK .*"
                                   r"\((known upstream: https://|known to topkspec: findings/)\S+\)$"])
+
+# A target of the user's own that notes each input it is given, in the file TOPKSPEC_TEST_LOG names.
+LOGGING_TARGET = """
+import os
+from topkspec.spec.reference import reference_topk
+
+def topk(x, *, axis, k, largest):
+    with open(os.environ["TOPKSPEC_TEST_LOG"], "a") as log:
+        log.write(f"{x.dtype}{list(x.shape)} {axis} {k} {largest} {hash(x.tobytes())}\\n")
+    return reference_topk(x, axis=axis, k=k, largest=largest)
+"""
+
+
+def _logged_calls(pytester, monkeypatch, tmp_path, name, *args):
+    log = tmp_path / f"{name}.log"
+    monkeypatch.setenv("TOPKSPEC_TEST_LOG", str(log))
+    monkeypatch.setenv("PYTHONHASHSEED", "0")  # the log names inputs by hash
+    pytester.makepyfile(logging_target=LOGGING_TARGET)
+    junit = tmp_path / f"{name}.xml"
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:xdist", "--pyargs", "topkspec.suite",
+                                           "--hypothesis-profile", "ci", "--topk-target",
+                                           f"{pytester.path / 'logging_target.py'}:topk", "--topk-spec", "onnx:11",
+                                           "--topk-max-examples", "120", f"--junitxml={junit}", *args)
+    return result, log.read_text().splitlines(), junit
+
+
+def test_shards_split_each_groups_budget_and_search_apart(pytester, monkeypatch, tmp_path):
+    import xml.etree.ElementTree as ElementTree
+
+    result, calls, junit = _logged_calls(pytester, monkeypatch, tmp_path, "two", "--topk-shards", "2", "-k",
+                                         "valid and not invalid")
+    result.assert_outcomes(passed=2)
+    names = sorted(case.get("name") for case in ElementTree.parse(junit).iter("testcase"))
+    assert names == ["test_valid[shard0-valid]", "test_valid[shard1-valid]"], names
+    _, whole, _ = _logged_calls(pytester, monkeypatch, tmp_path, "one", "-k", "valid and not invalid")
+    # each shard asks for its half of the group's share, and draws cases of its own: shards that
+    # searched alike would give each input twice as often as one test does
+    assert 0.6 * len(whole) < len(calls) < 1.6 * len(whole), f"two shards made {len(calls)} calls, one {len(whole)}"
+    distinct, distinct_whole = len(set(calls)) / len(calls), len(set(whole)) / len(whole)
+    assert distinct > 0.8 * distinct_whole, f"distinct inputs: {distinct:.2f} of the calls in two shards, " \
+                                            f"{distinct_whole:.2f} in one test"
+
+
+def test_a_seed_repeats_sharded_searches_and_another_seed_changes_them(pytester, monkeypatch, tmp_path):
+    runs = {}
+    for name, seed in (("first", "3"), ("again", "3"), ("other", "4")):
+        result, runs[name], _ = _logged_calls(pytester, monkeypatch, tmp_path, name, "--topk-shards", "2",
+                                              "--topk-seed", seed, "-k", "valid and not invalid")
+        result.assert_outcomes(passed=2)
+    assert runs["first"] == runs["again"], "--topk-seed 3 drew other cases the second time"
+    assert runs["first"] != runs["other"], "--topk-seed 4 drew the cases of --topk-seed 3"

@@ -314,4 +314,4 @@ def test_pytest_seeded_with_hypothesis_seed_saves_nothing_and_workers_runs_say_s
                      *seed]) == 0
         err = capsys.readouterr().err
         assert ("neither saves failures to the example database" in err) == noted, f"--seed {seed}: {err!r}"
-    assert len(ran) == 2 and "--hypothesis-seed" in ran[0], ran
+    assert len(ran) == 2 and "--topk-seed" in ran[0], ran

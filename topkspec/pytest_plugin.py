@@ -47,6 +47,12 @@ def pytest_addoption(parser):
     group.addoption("--topk-database", default=None, metavar="DIR",
                     help="example database for the suite's tests (a directory or redis://host:port/db), shared "
                          "by every process that names it (pytest-xdist workers too)")
+    group.addoption("--topk-shards", type=int, default=1, metavar="N",
+                    help="split each group's search into N tests, each with its share of the budget and a "
+                         "search of its own, for pytest-xdist to spread (topkspec fuzz --workers N)")
+    group.addoption("--topk-seed", type=int, default=None, metavar="S",
+                    help="derandomize the suite's searches from S (each shard its own): the run repeats, and "
+                         "Hypothesis neither saves to nor replays from the example database")
     group.addoption("--topk-max-axis-size", type=int, default=None, metavar="N",
                     help="the longest axis an input has (default 4096)")
     group.addoption("--topk-max-elements", type=int, default=None, metavar="N",
@@ -70,22 +76,26 @@ def pytest_configure(config):
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionstart(session):
-    """--topk-max-examples, --topk-database: the loaded Hypothesis profile with the run's
-    budget and database, loaded after Hypothesis's own plugin loaded --hypothesis-profile (and
-    before the suite is collected, whose tests read the budget)."""
+    """--topk-max-examples, --topk-database, --topk-shards, --topk-seed: the loaded Hypothesis
+    profile with the run's budget (each shard's share of it) and database, or derandomized,
+    loaded after Hypothesis's own plugin loaded --hypothesis-profile (and before the suite is
+    collected, whose tests read the budget)."""
     config = session.config
     budget, database = config.getoption("--topk-max-examples"), config.getoption("--topk-database")
-    if budget is None and database is None:
+    shards, seed = config.getoption("--topk-shards"), config.getoption("--topk-seed")
+    if budget is None and database is None and shards == 1 and seed is None:
         return
     from hypothesis import settings
 
     changes = {}
-    if budget is not None:
-        changes["max_examples"] = budget
+    if budget is not None or shards > 1:
+        changes["max_examples"] = -(-(budget or settings.default.max_examples) // shards)
     if database is not None:
         from topkspec.fuzz.database import open_database
         changes["database"] = open_database(database, named=True)
         changes["derandomize"] = False  # a database and derandomize exclude each other
+    if seed is not None:  # the seed names each test (suite.pytest_generate_tests): derandomized, it repeats
+        changes["database"], changes["derandomize"] = None, True
     settings.register_profile("topkspec-run", parent=settings.default, **changes)
     settings.load_profile("topkspec-run")
 
@@ -111,7 +121,7 @@ def _check_options(config) -> None:
         if config.getoption("--topk-database"):  # a database that cannot be opened stops the run here
             from topkspec.fuzz.database import open_database
             open_database(config.getoption("--topk-database"), named=True)
-        for option in ("--topk-max-axis-size", "--topk-max-elements", "--topk-max-examples"):
+        for option in ("--topk-max-axis-size", "--topk-max-elements", "--topk-max-examples", "--topk-shards"):
             if config.getoption(option) is not None and config.getoption(option) < 1:
                 raise ValueError(f"{option} must be at least 1, got {config.getoption(option)}")
         if config.getoption("--topk-contract"):  # so does a contract that cannot be read
@@ -162,6 +172,7 @@ class TopKSession:
             self.profile = spec.parse_profile(options.spec or self.target.default_profile).name
             self.result = self._result(options)  # the whole session's, shared by its groups as in a fuzz run
             self.groups = self._plan()  # group -> (strategy, example, ctx) for the groups that apply
+            self.shards = {}  # (group, shard) -> (strategy, example, ctx), shard 0's being self.groups
         except BaseException:
             self.target.close()
             raise
@@ -193,7 +204,7 @@ class TopKSession:
     def _plan(self) -> dict:
         """{group: (strategy, example, ctx)}: the example draws nothing, so the session may be
         built inside a test (the HypoFuzz form builds it in its first)."""
-        from topkspec.fuzz import group_example, plan_groups
+        from topkspec.fuzz import plan_groups
         from topkspec.fuzz.batches import example_strategy
         from topkspec.fuzz.config import shape_limits
         from topkspec.suite import group_budgets
@@ -205,13 +216,33 @@ class TopKSession:
         for group, (strategy, body) in plan_groups(self.target, self.profile, strict_doc=self.strict_doc,
                                                    contract=self.result.contract, **shapes).items():
             self.result.budgets[group] = budgets[group]
-            # lists of cases, as the command line draws them (fuzz.batches): each suite test asks
-            # for examples enough to hold its share of cases, and stops checking at that share
-            example, ctx = group_example(self.target, self.result, group, body, strict_doc=self.strict_doc)
-            ctx.case_limit = budgets[group]
-            groups[group] = (example_strategy(group, strategy), example, ctx)
             self.bodies[group] = body
+            groups[group] = (example_strategy(group, strategy), *self._example(group, budgets[group]))
         return groups
+
+    def _example(self, group: str, budget: int) -> tuple:
+        """(example, ctx) of one test of `group`: lists of cases, as the command line draws them
+        (fuzz.batches); the test asks for examples enough to hold its share of cases, and stops
+        checking at that share."""
+        from topkspec.fuzz import group_example
+
+        example, ctx = group_example(self.target, self.result, group, self.bodies[group], strict_doc=self.strict_doc)
+        ctx.case_limit = budget
+        return example, ctx
+
+    def planned(self, group: str, shard: int = 0):
+        """(strategy, example, ctx) of the group's test `shard` (--topk-shards), or None where the
+        group does not apply. Each shard searches on its own, with a share of the budget (the
+        loaded profile's: pytest_sessionstart divides it), and its failures are kept in the
+        session's one result, as the groups' are."""
+        first = self.groups.get(group)
+        if first is None or shard == 0:
+            return first
+        if (group, shard) not in self.shards:  # made at the shard's first example: its share counts from here
+            share = self.result.budgets[group] // (1 + sum(named == group for named, _ in self.shards))
+            self.result.budgets[group] += share
+            self.shards[(group, shard)] = (first[0], *self._example(group, self.result.examples[group] + share))
+        return self.shards[(group, shard)]
 
     def too_little(self, group: str) -> str | None:
         """Why a group that passed is no pass: it judged too little (see RunResult.thin_groups)."""
@@ -224,22 +255,26 @@ class TopKSession:
                     f"as allowed or not runnable){': ' + reasons if reasons else ''}")
         return None
 
-    def check(self, group: str, data) -> None:
+    def check(self, group: str, data, shard: int = 0) -> None:
         """One example of a property group: draw it from `data` (the suite test's
         `st.data()`, so --hypothesis-show-statistics shows the strategies' coverage events)
         and check it; each new failure raises an exception of its own (see fuzz.context)."""
-        planned = self.groups.get(group)
+        planned = self.planned(group, shard)
         if planned is None:
             pytest.skip(f"{group} does not apply to {self.target.name} at {self.profile}")
         strategy, example, _ctx = planned
         example(data.draw(strategy, label=group))
 
-    def failures_of(self, group: str) -> list:
-        """The group's failures, each shrunk and reduced, then confirmed in a fresh process (see
-        fuzz.confirm) and kept in the session's result as a fuzz run keeps them."""
+    def failures_of(self, group: str, shard: int | None = None) -> list:
+        """The failures of the group's test `shard` (None: of every shard run here), each shrunk
+        and reduced, then confirmed in a fresh process (see fuzz.confirm) and kept in the
+        session's result as a fuzz run keeps them."""
         from topkspec.fuzz.minimal import reduce_failure, reducible
 
-        planned = self.groups.get(group)
+        if shard is None:
+            shards = [0] + [number for named, number in self.shards if named == group]
+            return [failure for number in shards for failure in self.failures_of(group, number)]
+        planned = self.planned(group, shard)
         if not planned:
             return []
         kept = planned[2].failures
@@ -282,7 +317,8 @@ def pytest_runtest_makereport(item, call):
     report = outcome.get_result()
     if call.when != "call" or "topk_session" not in getattr(item, "funcargs", {}):
         return
-    group = getattr(getattr(item, "callspec", None), "params", {}).get("group")
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    group, shard = params.get("group"), params.get("topk_shard", 0)
     session = item.funcargs["topk_session"]
     if group in session.groups:  # recorded as record_property does (junitxml reads them at teardown)
         item.user_properties += [("topkspec_examples", session.result.examples[group]),
@@ -299,7 +335,7 @@ def pytest_runtest_makereport(item, call):
 
     from topkspec.fuzz.confirm import not_filed_line
 
-    found = session.failures_of(group)
+    found = session.failures_of(group, shard)
     lines = [not_filed_line(failure, saved) for failure, saved in session.unreproduced_of(group)]
     from topkspec.spec.kinds import fails_run
 
@@ -362,6 +398,12 @@ def topk_session(request):
     request.config.stash[_SESSION] = session
     yield session
     session.close()
+
+
+@pytest.fixture(scope="session")
+def topk_shard():
+    """The suite test's shard where --topk-shards does not split it (suite.pytest_generate_tests)."""
+    return 0
 
 
 @pytest.fixture(scope="session")

@@ -39,12 +39,23 @@ def group_settings(group: str) -> settings:
                                            HealthCheck.filter_too_much, HealthCheck.large_base_example])
 
 
+def pytest_generate_tests(metafunc):
+    """--topk-shards N: each group's test N times, for pytest-xdist to spread over its workers.
+    Hypothesis's pytest plugin keys a parametrized test's search by its node id, so each shard
+    searches from a seed of its own (from --topk-seed, which its id names, where one is given)."""
+    shards, seed = metafunc.config.getoption("--topk-shards"), metafunc.config.getoption("--topk-seed")
+    if "topk_shard" in metafunc.fixturenames and (shards > 1 or seed is not None):
+        prefix = "" if seed is None else f"seed{seed}-"
+        metafunc.parametrize("topk_shard", range(shards), ids=[f"{prefix}shard{n}" for n in range(shards)],
+                             scope="session")  # not reset per example: Hypothesis would refuse it
+
+
 def _group_test(group: str):
     @pytest.mark.parametrize("group", [group])
     @group_settings(group)
     @given(data=st.data())
-    def test_property_group(topk_session, group, data):
-        topk_session.check(group, data)
+    def test_property_group(topk_session, group, topk_shard, data):
+        topk_session.check(group, data, topk_shard)
     return test_property_group
 
 

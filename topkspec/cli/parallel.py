@@ -1,15 +1,17 @@
 """`topkspec fuzz --workers N`: one campaign over N processes, on pytest-xdist.
 
-The suite's tests (topkspec.suite, one per property group) are spread over N xdist workers,
-each with its own target (and worker process, for a native target). The run's options become
-the pytest plugin's: the budget (--topk-max-examples, shared among the groups as a fuzz run
-shares it), the spec, the shapes, the reports, and the example database (--topk-database),
-which every worker reads and writes, so failures any of them found replay first in all of
-them next time. Hypothesis's settings come from the named settings (--hypothesis-profile) and
-the seed from --hypothesis-seed, under which Hypothesis neither saves to the example database
-nor replays from it (the run says so: its failures are in its reports only). pytest prints
-what it found, each failure with its report folder; the exit code is the command's (0 held,
-1 found, 2 bad usage, 130 interrupted).
+The suite's tests (topkspec.suite, one per property group, each split into N shards by
+--topk-shards) are spread over N xdist workers, each with its own target (and worker process,
+for a native target). A shard has its share of its group's budget and a search of its own, so
+the workers share the work evenly however much each group costs. The run's options become the
+pytest plugin's: the budget (--topk-max-examples, shared among the groups as a fuzz run shares
+it), the spec, the shapes, the reports, and the example database (--topk-database), which
+every worker reads and writes, so failures any of them found replay first in all of them next
+time. Hypothesis's settings come from the named settings (--hypothesis-profile) and the seed
+from --topk-seed, which derandomizes every shard's search from it; Hypothesis then neither
+saves to the example database nor replays from it (the run says so: its failures are in its
+reports only). pytest prints what it found, each failure with its report folder; the exit code
+is the command's (0 held, 1 found, 2 bad usage, 130 interrupted).
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ import sys
 from topkspec.errors import UsageError
 
 
-SEEDED_WORKERS = ("topkspec: note: with --workers, --seed is pytest's --hypothesis-seed, under which Hypothesis "
+SEEDED_WORKERS = ("topkspec: note: with --workers, --seed derandomizes each shard's search from it, and then Hypothesis "
                   "neither saves failures to the example database nor replays them from it: this campaign's "
                   "failures are in its reports only (case.json, repro.py). Leave --seed out to share them, or run "
                   "seeded without --workers, which saves them.")
@@ -43,9 +45,10 @@ def pytest_args(args) -> list[str]:
     budget = args.max_examples if args.max_examples is not None else SETTINGS[name]["max_examples"]
     line = ["-n", str(args.workers), "-p", "no:cacheprovider", "--pyargs", "topkspec.suite",
             "--hypothesis-profile", f"topkspec-{name}", "--topk-target", args.target,
-            "--topk-max-examples", str(budget), "--topk-timeout", str(args.timeout)]
+            "--topk-max-examples", str(budget), "--topk-timeout", str(args.timeout),
+            "--topk-shards", str(args.workers)]
     if args.seed is not None:
-        line += ["--hypothesis-seed", str(args.seed)]
+        line += ["--topk-seed", str(args.seed)]
     if database is not None:
         line += ["--topk-database", database]
     options = {"--topk-spec": args.profile, "--topk-report-dir": args.report_dir,

@@ -70,8 +70,9 @@ def group_example(target, result, group, body, *, progress=None, strict_doc=Fals
         try:
             with remembered_references():  # the example's checks share the reference's results
                 cases = items(group, data)
-                if len(cases) > 1 and prefetched(group):
-                    prefetch(ctx, cases)
+                if len(cases) > 1 and prefetched(group):  # no more than the search's share has left
+                    prefetch(ctx, cases if ctx.case_limit is None or ctx.failures
+                             else cases[:max(0, ctx.case_limit - result.examples[group])])
                 for item in in_order(ctx, cases):
                     if ctx.stopped():
                         break  # enough crashing/hanging replays: keep the smallest one seen
