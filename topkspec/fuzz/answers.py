@@ -22,9 +22,15 @@ def result_signature(violation, calls, outputs, until: int) -> tuple:
 
     if violation.failure_class != failures.WRONG_RESULT or not until or outputs[until - 1] is None:
         return ()
+    from topkspec.properties.catalogue import RELATION_OF_RULE
+
     case, x = calls[until - 1]
+    # a check of one call's result names the sequence it decided on: the key is read off that one
+    # (a relation's sequence may be another call's, so a relation's key reads the whole result)
+    one_call = not any(rule in RELATION_OF_RULE or rule.startswith("self.") for rule in violation.rules)
     try:
-        return signature(case, x, *outputs[until - 1], sequence=(violation.where or {}).get("sequence"))
+        return signature(case, x, *outputs[until - 1],
+                         sequence=(violation.where or {}).get("sequence") if one_call else None)
     except Exception:  # an output the evidence cannot be read from: the rule alone keys it
         return ()
 

@@ -383,14 +383,13 @@ class GroupContext:
         return named
 
     def _kept(self, violation, case):
-        """The kept failure's key the violation is (a NaN result's, its twin's without NaN on the
-        same type: results.nan_free_key), or None."""
+        """The kept failure's key the violation is (a NaN result's, its twin's without NaN:
+        results.nan_free_key), or None."""
         key = failure_key(self.target.name, violation, case)
         if self.result.has_key(key):
             return key
         nan_free = nan_free_key(key, violation.signature)
-        same_type = (f for f in self.result.with_key(nan_free) if f.case.dtype == getattr(case, "dtype", None))
-        return nan_free if nan_free is not None and next(same_type, None) is not None else None
+        return nan_free if nan_free is not None and self.result.has_key(nan_free) else None
 
     def stopped(self) -> bool:
         return self.fatal[failures.CRASH] >= MAX_CRASH_REPLAYS or self.fatal[failures.HANG] >= MAX_HANG_REPLAYS

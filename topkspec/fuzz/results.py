@@ -265,10 +265,9 @@ def record_failure(result: RunResult, failure: Failure) -> bool:
 
 def nan_free_key(key, signature):
     """The key a wrong result with NaN in its input (filed under `key`, read as `signature`)
-    would have without the NaN, or None where it had no NaN. A kept failure under that key and
-    on the same type is its twin: the same bug, NaN aside. The type counts: a NaN-free bug in
-    one type's kernel (a negation that wraps an integer) says nothing of how another type's
-    kernel treats NaN."""
+    would have without the NaN, or None where it had no NaN: a kept failure under that key is
+    its twin, the same bug, NaN aside (one report for a bug the nan group and the valid group
+    both meet, on whatever types each drew)."""
     kind, nan = (tuple(signature) + (None, None))[:2]
     return key[:3] + ((kind, "no NaN"),) if nan == "NaN" else None
 
@@ -307,7 +306,7 @@ def group_failures(result: RunResult) -> None:
                 result.broken_seen.pop(rule, None)
     for failure in list(result.failures):  # the same wrong result with NaN and without: one bug, NaN aside
         nan_free = nan_free_key(failure.key, failure.violation.signature)
-        twin = next((f for f in result.failures if f.key == nan_free and f.case.dtype == failure.case.dtype), None)
+        twin = next((f for f in result.failures if f.key == nan_free), None)
         if twin is not None:
             _name_also(twin, failure.violation.rules + failure.violation.also)
             result.failures.remove(failure)
