@@ -108,34 +108,11 @@ def pytest_unconfigure(config):
 
 
 def _check_options(config) -> None:
-    """A bad --topk-target, --topk-spec or --topk-report-dir stops the run at once with one message."""
-    name, profile = config.getoption("--topk-target"), config.getoption("--topk-spec")
-    report_dir = config.getoption("--topk-report-dir")
+    """A bad option stops the run at once with one message (suite_options.check_options)."""
+    from topkspec.fuzz.suite_options import check_options
+
     try:
-        if name is not None:
-            from topkspec.targets.registry import get_target
-            get_target(name).close()
-        if profile is not None:
-            from topkspec import spec
-            spec.parse_profile(profile)
-        if config.getoption("--topk-database"):  # a database that cannot be opened stops the run here
-            from topkspec.fuzz.database import open_database
-            open_database(config.getoption("--topk-database"), named=True)
-        for option in ("--topk-max-axis-size", "--topk-max-elements", "--topk-max-examples", "--topk-shards"):
-            if config.getoption(option) is not None and config.getoption(option) < 1:
-                raise ValueError(f"{option} must be at least 1, got {config.getoption(option)}")
-        if config.getoption("--topk-contract"):  # so does a contract that cannot be read
-            from topkspec.spec.contracts import load_contract
-            load_contract(config.getoption("--topk-contract"))
-        from topkspec.spec.kinds import parse_fail_on
-        parse_fail_on(config.getoption("--topk-fail-on"))
-        known = config.getoption("--topk-known")
-        if known:  # a bad file of known deviations stops the run before it starts
-            from topkspec.known import load_known
-            load_known(known, name or "onnxruntime")
-        if report_dir:
-            from topkspec.errors import writable_folder
-            config.stash[_MADE_FOLDERS] = writable_folder(report_dir, "cannot write reports to")
+        config.stash[_MADE_FOLDERS] = check_options(config.getoption)
     except ValueError as exc:  # an unknown target's line has its suggestion (registry.unknown_target)
         raise pytest.UsageError(f"topkspec: {exc}") from None
 
@@ -173,6 +150,7 @@ class TopKSession:
             self.result = self._result(options)  # the whole session's, shared by its groups as in a fuzz run
             self.groups = self._plan()  # group -> (strategy, example, ctx) for the groups that apply
             self.shards = {}  # (group, shard) -> (strategy, example, ctx), shard 0's being self.groups
+            self.started = set()  # the (group, shard) tests that checked an example
         except BaseException:
             self.target.close()
             raise
@@ -262,8 +240,15 @@ class TopKSession:
         planned = self.planned(group, shard)
         if planned is None:
             pytest.skip(f"{group} does not apply to {self.target.name} at {self.profile}")
-        strategy, example, _ctx = planned
-        example(data.draw(strategy, label=group))
+        strategy, example, ctx = planned
+        if (group, shard) in self.started:
+            return example(data.draw(strategy, label=group))
+        self.started.add((group, shard))  # its first example is checked whole: where a failure saved
+        limit, ctx.case_limit = ctx.case_limit, None  # in the database replays, however small the share
+        try:
+            example(data.draw(strategy, label=group))
+        finally:
+            ctx.case_limit = limit
 
     def failures_of(self, group: str, shard: int | None = None) -> list:
         """The failures of the group's test `shard` (None: of every shard run here), each shrunk

@@ -55,6 +55,38 @@ class SuiteOptions:
         return env
 
 
+def check_options(getoption) -> list:
+    """The report folders made to check they can be written; ValueError names a bad option (a
+    target, profile, database, contract, list of known deviations or folder that cannot be used)."""
+    name, profile = getoption("--topk-target"), getoption("--topk-spec")
+    report_dir = getoption("--topk-report-dir")
+    if name is not None:
+        from topkspec.targets.registry import get_target
+        get_target(name).close()
+    if profile is not None:
+        from topkspec import spec
+        spec.parse_profile(profile)
+    if getoption("--topk-database"):  # a database that cannot be opened stops the run here
+        from topkspec.fuzz.database import open_database
+        open_database(getoption("--topk-database"), named=True)
+    for option in ("--topk-max-axis-size", "--topk-max-elements", "--topk-max-examples", "--topk-shards"):
+        if getoption(option) is not None and getoption(option) < 1:
+            raise ValueError(f"{option} must be at least 1, got {getoption(option)}")
+    if getoption("--topk-contract"):  # so does a contract that cannot be read
+        from topkspec.spec.contracts import load_contract
+        load_contract(getoption("--topk-contract"))
+    from topkspec.spec.kinds import parse_fail_on
+    parse_fail_on(getoption("--topk-fail-on"))
+    known = getoption("--topk-known")
+    if known:  # a bad file of known deviations stops the run before it starts
+        from topkspec.known import load_known
+        load_known(known, name or "onnxruntime")
+    if report_dir:
+        from topkspec.errors import writable_folder
+        return writable_folder(report_dir, "cannot write reports to")
+    return []
+
+
 # variable -> (option, its type, what it holds): what the HypoFuzz form can be given
 ENVIRONMENT = {
     "TOPKSPEC_TARGET": ("target", str, "the target (default onnxruntime)"),
