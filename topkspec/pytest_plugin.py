@@ -189,24 +189,23 @@ class TopKSession:
 
         groups = {}
         self.bodies, self.reduced = {}, set()  # each group's checks, for the reducer; keys reduced
+        self.shares = {}  # group -> the cases each of its tests checks
         budgets = group_budgets()
         shapes = shape_limits(None, self.shapes["max_axis_size"], self.shapes["max_elements"])
         for group, (strategy, body) in plan_groups(self.target, self.profile, strict_doc=self.strict_doc,
                                                    contract=self.result.contract, **shapes).items():
-            self.result.budgets[group] = budgets[group]
+            self.result.budgets[group] = self.shares[group] = budgets[group]
             self.bodies[group] = body
-            groups[group] = (example_strategy(group, strategy), *self._example(group, budgets[group]))
+            groups[group] = (example_strategy(group, strategy), *self._example(group))
         return groups
 
-    def _example(self, group: str, budget: int) -> tuple:
+    def _example(self, group: str) -> tuple:
         """(example, ctx) of one test of `group`: lists of cases, as the command line draws them
         (fuzz.batches); the test asks for examples enough to hold its share of cases, and stops
-        checking at that share."""
+        checking at that share (check sets it at the test's first example)."""
         from topkspec.fuzz import group_example
 
-        example, ctx = group_example(self.target, self.result, group, self.bodies[group], strict_doc=self.strict_doc)
-        ctx.case_limit = budget
-        return example, ctx
+        return group_example(self.target, self.result, group, self.bodies[group], strict_doc=self.strict_doc)
 
     def planned(self, group: str, shard: int = 0):
         """(strategy, example, ctx) of the group's test `shard` (--topk-shards), or None where the
@@ -216,10 +215,9 @@ class TopKSession:
         first = self.groups.get(group)
         if first is None or shard == 0:
             return first
-        if (group, shard) not in self.shards:  # made at the shard's first example: its share counts from here
-            share = self.result.budgets[group] // (1 + sum(named == group for named, _ in self.shards))
-            self.result.budgets[group] += share
-            self.shards[(group, shard)] = (first[0], *self._example(group, self.result.examples[group] + share))
+        if (group, shard) not in self.shards:
+            self.result.budgets[group] += self.shares[group]
+            self.shards[(group, shard)] = (first[0], *self._example(group))
         return self.shards[(group, shard)]
 
     def too_little(self, group: str) -> str | None:
@@ -243,8 +241,11 @@ class TopKSession:
         strategy, example, ctx = planned
         if (group, shard) in self.started:
             return example(data.draw(strategy, label=group))
-        self.started.add((group, shard))  # its first example is checked whole: where a failure saved
-        limit, ctx.case_limit = ctx.case_limit, None  # in the database replays, however small the share
+        # The test's first example is checked whole (a failure saved in the database replays
+        # there, however small the share); its share counts from the group's cases before it,
+        # whichever of the group's tests ran first in this process.
+        self.started.add((group, shard))
+        limit, ctx.case_limit = self.result.examples[group] + self.shares[group], None
         try:
             example(data.draw(strategy, label=group))
         finally:

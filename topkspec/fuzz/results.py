@@ -185,12 +185,8 @@ class RunResult:
         return self.has_key(failure.key)
 
     def has_key(self, key) -> bool:
-        return next(self.with_key(key), None) is not None
-
-    def with_key(self, key):
-        """The kept failures filed under `key`, those replayed already that failed nowhere included."""
-        yield from (f for f in self.failures + self.known_failures if f.key == key)
-        yield from (f for f, _ in self.unreproduced if f.key == key)
+        return any(f.key == key for f in self.failures + self.known_failures) or \
+            any(f.key == key for f, _ in self.unreproduced)  # replayed already, and failed nowhere
 
     def groups_that_failed(self) -> set:
         """The groups that found a failure, whether it was kept under them or under a group
