@@ -88,3 +88,18 @@ def refuses_with_value_error(x, *, axis, k, largest=True):
 def refuses_wide_unsigned(x, *, axis, k, largest=True):
     """Has no kernel for uint32 and uint64, and says so naming the type: one finding per type."""
     return _library().top_k_typed(np.asarray(x), axis=axis, k=k, largest=largest)
+
+
+def negates_for_largest(x, *, axis, k, largest=True):
+    """The docs' my_topk: sorting the negated input wraps unsigned integers and the most negative
+    signed one, and numpy's sort of bfloat16 (ml_dtypes') does not keep NaN apart: two bugs of
+    one kind (wrong values), one with NaN and one without."""
+    order = np.argsort(-x if largest else x, axis=axis, kind="stable")
+    indices = np.take(order, np.arange(k), axis=axis)
+    return np.take_along_axis(x, indices, axis=axis), indices
+
+
+def smallest_for_largest(x, *, axis, k, largest=True):
+    """One bug, NaN or not: the smallest K of a float input where the largest are asked for."""
+    x = np.asarray(x)
+    return reference_topk(x, axis=axis, k=k, largest=largest and x.dtype.kind not in "fV")

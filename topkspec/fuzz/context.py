@@ -21,7 +21,8 @@ from topkspec.targets.isolation import TargetCrashed, TargetHung
 from topkspec.fuzz.results import Failure, RunResult, failure_key, filed_rule, nan_free_key
 from topkspec.fuzz.verdicts import is_reading
 from topkspec.known import rules_declaring
-from topkspec.properties.open_points import explaining_indices, zeros_as_input
+from topkspec.fuzz.nan_twins import own_nan_bug
+from topkspec.properties.open_points import as_returned, judged_values
 from topkspec.spec.contracts import unpromised_rules
 from topkspec.targets.base import AdapterError, Rejected, Target, describe_error
 from topkspec.targets.quiet import quieted
@@ -199,18 +200,13 @@ class GroupContext:
             raise self._adapter_error(case, AdapterError(
                 f"{self.target.name}.run() returned {type(result).__name__}, not a pair (values, indices)"))
         values, indices = result
-        values = np.asarray(values)
-        if self.contract.value("indices") == "not_returned":  # values only: judged on indices that explain them
-            indices = explaining_indices(case, x, values)
-        elif indices is None:
+        if indices is None and self.contract.value("indices") != "not_returned":
             raise self._adapter_error(case, AdapterError(
                 f"{self.target.name} returned values only, but its contract ({self.contract.name}) returns "
                 f"indices: declare indices not_returned in it"))
-        indices = np.asarray(indices)
+        values, indices = as_returned(self.contract, case, x, values, indices)
         self.outputs[-1] = (values, indices)  # what the runtime returned, as reports show it
-        if self.contract.value("signed_zeros") == "unspecified":  # a zero of either sign stands for the other
-            values = zeros_as_input(case, x, values, indices)
-        return values, indices
+        return judged_values(self.contract, case, x, values, indices), indices
 
     def run(self, case, x, *, meanwhile=None):
         """A valid case's result; a refusal is a Violation (rejects a valid descriptor)."""
@@ -348,9 +344,9 @@ class GroupContext:
                 result.readings.setdefault(rule, f"{getattr(case, 'describe', lambda: '?')()}: {violation.message}")
             elif chosen is not None:
                 continue  # the example is the chosen failure's: it names this rule as also broken
-            elif self._kept(violation, case):  # kept once, under the group that found it first: what
-                result.failed_groups.add(self.group)  # else the example broke is named by that report
-                also = result.also.setdefault(self._kept(violation, case), [])
+            elif kept := self._kept(violation, case):  # kept once, under the group that found it first:
+                result.failed_groups.add(self.group)  # what else the example broke is named by that report
+                also = result.also.setdefault(kept, [])
                 named = list(violation.also) + [filed_rule(v) for v in self.found if v is not violation
                                                 and v.failure_class == violation.failure_class]
                 also += [r for r in dict.fromkeys(named) if r not in also and r != rule]
@@ -384,12 +380,15 @@ class GroupContext:
 
     def _kept(self, violation, case):
         """The kept failure's key the violation is (a NaN result's, its twin's without NaN:
-        results.nan_free_key), or None."""
+        results.nan_free_key, unless the runtime shows it a bug of its own: fuzz.nan_twins), or None."""
         key = failure_key(self.target.name, violation, case)
         if self.result.has_key(key):
             return key
         nan_free = nan_free_key(key, violation.signature)
-        return nan_free if nan_free is not None and self.result.has_key(nan_free) else None
+        if nan_free is None or not self.result.has_key(nan_free):
+            return None
+        call = self.calls[self.calls_until(violation) - 1] if self.calls else None
+        return None if own_nan_bug(self.target, self.contract, filed_rule(violation), call) else nan_free
 
     def stopped(self) -> bool:
         return self.fatal[failures.CRASH] >= MAX_CRASH_REPLAYS or self.fatal[failures.HANG] >= MAX_HANG_REPLAYS

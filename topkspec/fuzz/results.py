@@ -84,6 +84,7 @@ class Failure:
     earlier: list = field(default_factory=list, repr=False)
     prior: list = field(default_factory=list)
     confirmation: object = None
+    nan_alone: bool = False  # a NaN failure the runtime showed apart from its twin (fuzz.nan_twins)
 
     def __post_init__(self):
         if self.calls and self.draw is None and self.relation in ONE_CALL_RELATIONS:
@@ -263,7 +264,8 @@ def nan_free_key(key, signature):
     """The key a wrong result with NaN in its input (filed under `key`, read as `signature`)
     would have without the NaN, or None where it had no NaN: a kept failure under that key is
     its twin, the same bug, NaN aside (one report for a bug the nan group and the valid group
-    both meet, on whatever types each drew)."""
+    both meet, on whatever types each drew), unless the runtime shows it a bug of its own
+    (fuzz.nan_twins)."""
     kind, nan = (tuple(signature) + (None, None))[:2]
     return key[:3] + ((kind, "no NaN"),) if nan == "NaN" else None
 
@@ -303,7 +305,7 @@ def group_failures(result: RunResult) -> None:
     for failure in list(result.failures):  # the same wrong result with NaN and without: one bug, NaN aside
         nan_free = nan_free_key(failure.key, failure.violation.signature)
         twin = next((f for f in result.failures if f.key == nan_free), None)
-        if twin is not None:
+        if twin is not None and not failure.nan_alone:
             _name_also(twin, failure.violation.rules + failure.violation.also)
             result.failures.remove(failure)
     bugs = {}

@@ -41,6 +41,7 @@ from topkspec.fuzz.ctrl_c import CtrlC
 from topkspec.fuzz.database import KeyedDatabase, open_database
 from topkspec.fuzz.groups import descriptor_rules_in_force, plan_groups, split_budget
 from topkspec.fuzz.minimal import reduce_failures
+from topkspec.fuzz.nan_twins import mark_own_nan_bugs
 from topkspec.fuzz.resolve import resolve_target
 from topkspec.fuzz.results import RunResult, group_failures, record_failure
 from topkspec.fuzz.summary import Progress
@@ -167,6 +168,8 @@ def _search(config: RunConfig, target: Target | None, made: list) -> RunResult:
                                 log=_log if config.verbose else None, confirm=_fails_alone(replayer))
             except KeyboardInterrupt:  # each failure is replaced once reduced: keep what is done
                 result.interrupted = True
+        if not result.interrupted:
+            mark_own_nan_bugs(target, result)  # asked of the runtime while it is open
     finally:
         if replayer is not None:
             replayer.close()

@@ -61,3 +61,20 @@ def zeros_as_input(case, x, values, indices) -> np.ndarray:
         return values
     fixed = np.where(both_zero, at_index, value_rows).reshape(*outer, value_rows.shape[1])
     return np.moveaxis(fixed, -1, case.norm_axis)
+
+
+def as_returned(contract, case, x, values, indices):
+    """(values, indices) as numpy arrays, the indices explaining the values where `contract`
+    says the runtime returns none: what a report shows the runtime returned."""
+    values = np.asarray(values)
+    if contract.value("indices") == "not_returned":
+        return values, explaining_indices(case, x, values)
+    return values, np.asarray(indices)
+
+
+def judged_values(contract, case, x, values, indices) -> np.ndarray:
+    """The values a returned result is judged on: a zero of either sign stands for the
+    input's where `contract` leaves signs open."""
+    if contract.value("signed_zeros") == "unspecified":
+        return zeros_as_input(case, x, values, indices)
+    return values
