@@ -1,6 +1,8 @@
 """The pytest plugin: options, Hypothesis profiles, the topk_target fixture and topkspec.suite."""
+import json
 import os
 import re
+import shutil
 
 import pytest
 
@@ -232,6 +234,7 @@ def test_what_was_found_names_a_deviation_known_upstream_as_the_command_line_doe
 
 # A target of the user's own that notes each input it is given, in the file TOPKSPEC_TEST_LOG names.
 LOGGING_TARGET = """
+import json
 import os
 from topkspec.spec.reference import reference_topk
 
@@ -280,3 +283,26 @@ def test_a_seed_repeats_sharded_searches_and_another_seed_changes_them(pytester,
         result.assert_outcomes(passed=2)
     assert runs["first"] == runs["again"], "--topk-seed 3 drew other cases the second time"
     assert runs["first"] != runs["other"], "--topk-seed 4 drew the cases of --topk-seed 3"
+
+
+def _examples_run(pytester, name) -> int:
+    """The examples Hypothesis ran of the valid group's test, from its observability lines."""
+    lines = (line for path in (pytester.path / ".hypothesis" / "observed").glob("*testcases.jsonl")
+             for line in path.read_text().splitlines())
+    return sum(1 for line in lines if json.loads(line).get("property", "").endswith("test_valid[valid]"))
+
+
+def test_a_test_that_checked_its_share_ends_its_search(pytester, monkeypatch, tmp_path):
+    # Asked for enough lists to hold its share (it cannot ask again, as a fuzz run's next search
+    # does), a test that checked its share ends there instead of drawing lists it would not check;
+    # with --hypothesis-show-statistics it draws them all, for the statistics to count
+    monkeypatch.setenv("HYPOTHESIS_EXPERIMENTAL_OBSERVABILITY", "1")  # Hypothesis's own record of each example
+    ran, calls = {}, {}
+    for name, args in (("ends", ()), ("draws_all", ("--hypothesis-show-statistics",))):
+        result, calls[name], _ = _logged_calls(pytester, monkeypatch, tmp_path, name, "-k", "valid and not invalid",
+                                               *args)
+        result.assert_outcomes(passed=1)
+        ran[name] = _examples_run(pytester, name)
+        shutil.rmtree(pytester.path / ".hypothesis" / "observed")
+    assert abs(len(calls["ends"]) - len(calls["draws_all"])) <= 16, {k: len(v) for k, v in calls.items()}
+    assert 0 < ran["ends"] < 0.8 * ran["draws_all"], ran

@@ -14,6 +14,7 @@ from __future__ import annotations
 import pytest
 
 from topkspec.fuzz.suite_options import SuiteOptions
+from topkspec.fuzz.suite_share import end_if_checked, passed_at_share
 
 
 def pytest_addoption(parser):
@@ -117,20 +118,6 @@ def _check_options(config) -> None:
         raise pytest.UsageError(f"topkspec: {exc}") from None
 
 
-def suite_options(config) -> SuiteOptions:
-    """The session's options, from the --topk-* options of a pytest run."""
-    return SuiteOptions(target=config.getoption("--topk-target") or "onnxruntime",
-                        spec=config.getoption("--topk-spec"), timeout=config.getoption("--topk-timeout"),
-                        report_dir=config.getoption("--topk-report-dir"),
-                        strict_doc=config.getoption("--topk-strict-doc"), known=config.getoption("--topk-known"),
-                        report_known=config.getoption("--topk-report-known"),
-                        documents_only=config.getoption("--topk-documents-only"),
-                        max_axis_size=config.getoption("--topk-max-axis-size"),
-                        max_elements=config.getoption("--topk-max-elements"),
-                        contract=config.getoption("--topk-contract"), nan_order=config.getoption("--topk-nan-order"),
-                        fail_on=config.getoption("--topk-fail-on"))
-
-
 class TopKSession:
     """The configured target, profile and report folder, shared by the suite's tests."""
 
@@ -142,7 +129,7 @@ class TopKSession:
         self.target_spec = options.target
         self.timeout = options.timeout or DEFAULT_TIMEOUT
         self.report_dir = options.report_dir
-        self.strict_doc = options.strict_doc
+        self.strict_doc, self.end_at_share = options.strict_doc, options.end_at_share
         self.shapes = {"max_axis_size": options.max_axis_size, "max_elements": options.max_elements}
         self.target = resolve_target(self.target_spec, isolate=None, timeout=self.timeout)
         try:  # a worker that does not start says so at its first use, here
@@ -240,7 +227,10 @@ class TopKSession:
             pytest.skip(f"{group} does not apply to {self.target.name} at {self.profile}")
         strategy, example, ctx = planned
         if (group, shard) in self.started:
-            return example(data.draw(strategy, label=group))
+            drawn = data.draw(strategy, label=group)
+            if self.end_at_share:
+                end_if_checked(ctx, self.result, group)  # after a whole draw: see fuzz.suite_share
+            return example(drawn)
         # The test's first example is checked whole (a failure saved in the database replays
         # there, however small the share); its share counts from the group's cases before it,
         # whichever of the group's tests ran first in this process.
@@ -303,6 +293,7 @@ def pytest_runtest_makereport(item, call):
     report = outcome.get_result()
     if call.when != "call" or "topk_session" not in getattr(item, "funcargs", {}):
         return
+    passed_at_share(report, call)
     params = getattr(getattr(item, "callspec", None), "params", {})
     group, shard = params.get("group"), params.get("topk_shard", 0)
     session = item.funcargs["topk_session"]
@@ -316,15 +307,13 @@ def pytest_runtest_makereport(item, call):
         return
     if not report.failed or not group:
         return
+    from topkspec.fuzz.confirm import not_filed_line
     from topkspec.fuzz.summary import failure_heading, kind_line
     from topkspec.report.summary import failure_lines
-
-    from topkspec.fuzz.confirm import not_filed_line
+    from topkspec.spec.kinds import fails_run
 
     found = session.failures_of(group, shard)
     lines = [not_filed_line(failure, saved) for failure, saved in session.unreproduced_of(group)]
-    from topkspec.spec.kinds import fails_run
-
     result = session.result
     failing = [failure for failure in found if fails_run(result.kind(failure).id, result.fail_on)]
     only_found = call.excinfo is not None and _only_found(call.excinfo.value)
@@ -378,7 +367,7 @@ def topk_session(request):
     from topkspec.targets.isolation import TargetCrashed, TargetHung
 
     try:
-        session = TopKSession(suite_options(request.config))
+        session = TopKSession(SuiteOptions.from_pytest(request.config.getoption))
     except (ValueError, TargetCrashed, TargetHung) as exc:  # bad usage, or a target that cannot start
         raise pytest.UsageError(f"topkspec: {exc}") from None
     request.config.stash[_SESSION] = session

@@ -43,7 +43,9 @@ def pytest_args(args) -> list[str]:
     name = args.settings or "dev"
     database = campaign_database(args)
     budget = args.max_examples if args.max_examples is not None else SETTINGS[name]["max_examples"]
-    line = ["-n", str(args.workers), "-p", "no:cacheprovider", "--pyargs", "topkspec.suite",
+    # --assert=plain: pytest would rewrite the asserts of every module of topkspec (an installed
+    # plugin's distribution) in every worker, about 2 s each where no bytecode is cached
+    line = ["-n", str(args.workers), "-p", "no:cacheprovider", "--assert=plain", "--pyargs", "topkspec.suite",
             "--hypothesis-profile", f"topkspec-{name}", "--topk-target", args.target,
             "--topk-max-examples", str(budget), "--topk-timeout", str(args.timeout),
             "--topk-shards", str(args.workers)]

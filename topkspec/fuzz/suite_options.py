@@ -22,6 +22,21 @@ class SuiteOptions:
     contract: str | None = None  # a TOML file of what the runtime promises; None: the target's own
     nan_order: str | None = None  # largest, totalorder or smallest: the NaN order checked
     fail_on: str | None = None  # the kinds whose failures fail a group's test, "a,b" (None: every bug kind)
+    # a test that checked its share and found nothing ends its search (fuzz.suite_share); not
+    # where Hypothesis is to show its statistics, which a search that ends early leaves out
+    end_at_share: bool = False
+
+    @classmethod
+    def from_pytest(cls, getoption) -> "SuiteOptions":
+        """The options of a pytest run's --topk-* options (`getoption`: its config's)."""
+        names = {"target": "--topk-target", "spec": "--topk-spec", "timeout": "--topk-timeout",
+                 "report_dir": "--topk-report-dir", "strict_doc": "--topk-strict-doc", "known": "--topk-known",
+                 "report_known": "--topk-report-known", "documents_only": "--topk-documents-only",
+                 "max_axis_size": "--topk-max-axis-size", "max_elements": "--topk-max-elements",
+                 "contract": "--topk-contract", "nan_order": "--topk-nan-order", "fail_on": "--topk-fail-on"}
+        options = {field: getoption(option) for field, option in names.items()}
+        options["target"] = options["target"] or "onnxruntime"
+        return cls(**options, end_at_share=not getoption("hypothesis_show_statistics", False))
 
     @classmethod
     def from_environment(cls, environ) -> "SuiteOptions":
