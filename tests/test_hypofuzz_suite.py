@@ -78,6 +78,22 @@ def test_the_form_finds_a_planted_bug_and_holds_on_the_reference():
     assert held.returncode == 0, held.stdout[-2000:]
 
 
+def test_the_form_checks_every_example_it_is_given():
+    # HypoFuzz comes back to a test for as long as it runs: the form has no share of a budget
+    # to stop checking at, as the pytest suite's tests have
+    script = ("import topkspec.hypofuzz_suite as form\n"
+              "for _ in range(8):\n"
+              "    form.test_valid()\n"
+              "session = form.campaign_session()\n"
+              "print(session.result.examples['valid'], session.shares['valid'])\n")
+    env = {**os.environ, "TOPKSPEC_TARGET": "reference", "PYTHONPATH": ROOT}
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    checked, share = map(int, done.stdout.split())
+    assert checked > 4 * share, f"8 runs of the test checked {checked} cases: it stopped at the share, {share}"
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--engine", "hypofuzz", "--max-examples", "5"], "does not take --max-examples"),
     (["--engine", "hypofuzz", "--isolate", "never"], "leave --isolate out"),

@@ -129,7 +129,7 @@ class TopKSession:
         self.target_spec = options.target
         self.timeout = options.timeout or DEFAULT_TIMEOUT
         self.report_dir = options.report_dir
-        self.strict_doc, self.end_at_share = options.strict_doc, options.end_at_share
+        self.strict_doc, self.at_share = options.strict_doc, options.at_share
         self.shapes = {"max_axis_size": options.max_axis_size, "max_elements": options.max_elements}
         self.target = resolve_target(self.target_spec, isolate=None, timeout=self.timeout)
         try:  # a worker that does not start says so at its first use, here
@@ -228,14 +228,15 @@ class TopKSession:
         strategy, example, ctx = planned
         if (group, shard) in self.started:
             drawn = data.draw(strategy, label=group)
-            if self.end_at_share:
+            if self.at_share == "end":
                 end_if_checked(ctx, self.result, group)  # after a whole draw: see fuzz.suite_share
             return example(drawn)
         # The test's first example is checked whole (a failure saved in the database replays
         # there, however small the share); its share counts from the group's cases before it,
-        # whichever of the group's tests ran first in this process.
+        # whichever of the group's tests ran first in this process (the HypoFuzz form has none).
         self.started.add((group, shard))
-        limit, ctx.case_limit = self.result.examples[group] + self.shares[group], None
+        limit = None if self.at_share is None else self.result.examples[group] + self.shares[group]
+        ctx.case_limit = None
         try:
             example(data.draw(strategy, label=group))
         finally:

@@ -22,9 +22,10 @@ class SuiteOptions:
     contract: str | None = None  # a TOML file of what the runtime promises; None: the target's own
     nan_order: str | None = None  # largest, totalorder or smallest: the NaN order checked
     fail_on: str | None = None  # the kinds whose failures fail a group's test, "a,b" (None: every bug kind)
-    # a test that checked its share and found nothing ends its search (fuzz.suite_share); not
-    # where Hypothesis is to show its statistics, which a search that ends early leaves out
-    end_at_share: bool = False
+    # What a test does once it checked its share of the budget (fuzz.suite_share): "end" its
+    # search, or "draw" on checking nothing more (for Hypothesis's statistics to count every
+    # example); None: it has no share (HypoFuzz runs a test for as long as it is let run)
+    at_share: str | None = None
 
     @classmethod
     def from_pytest(cls, getoption) -> "SuiteOptions":
@@ -36,7 +37,7 @@ class SuiteOptions:
                  "contract": "--topk-contract", "nan_order": "--topk-nan-order", "fail_on": "--topk-fail-on"}
         options = {field: getoption(option) for field, option in names.items()}
         options["target"] = options["target"] or "onnxruntime"
-        return cls(**options, end_at_share=not getoption("hypothesis_show_statistics", False))
+        return cls(**options, at_share="draw" if getoption("hypothesis_show_statistics", False) else "end")
 
     @classmethod
     def from_environment(cls, environ) -> "SuiteOptions":
