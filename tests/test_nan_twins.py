@@ -21,12 +21,30 @@ def _target(fn):
     return CallableTarget(fn, name=fn.__name__, default_profile="onnx:24")
 
 
-def test_without_nan_sets_each_nan_to_zero_in_the_input_type():
+def test_without_nan_replaces_each_nan_four_ways_in_the_input_type():
     x = np.array([np.nan, 2.5, np.nan], ml_dtypes.bfloat16)
-    clean = without_nan(x)
-    assert clean.dtype == x.dtype, clean.dtype
-    assert clean.astype(np.float32).tolist() == [0.0, 2.5, 0.0], clean
+    variants = without_nan(x)
+    largest = float(ml_dtypes.finfo(ml_dtypes.bfloat16).max)
+    assert [v.dtype for v in variants] == [x.dtype] * 4
+    as_floats = [v.astype(np.float32).tolist() for v in variants]
+    assert as_floats[:3] == [[0.0, 2.5, 0.0], [largest, 2.5, largest], [-largest, 2.5, -largest]], as_floats
+    assert as_floats[3][1] == 2.5 and all(np.isfinite(as_floats[3])), as_floats[3]
+    assert [v.astype(np.float32).tolist() for v in without_nan(x)] == as_floats, "seeded by the input"
     assert np.isnan(x.astype(np.float32)[0]), "the input itself is left as it was"
+
+
+def test_a_bug_that_one_fill_hides_stays_the_twins():
+    # reads each sequence's values from the next one: [[nan, 0], [0, 0]] with NaN as 0 is right
+    def next_sequence(x, *, axis, k, largest=True):
+        from topkspec.spec.reference import reference_topk
+
+        values, indices = reference_topk(x, axis=axis, k=k, largest=largest)
+        return np.take_along_axis(np.roll(x, -1, axis=0), indices, axis=axis), indices
+
+    case = Case("onnx:24", "TopK", "float32", (2, 2), 1, 1)
+    x = np.array([[np.nan, 0], [0, 0]], np.float32)
+    target = _target(next_sequence)
+    assert not right_without_nan(target, target.contract, case, x), "the largest fill shows the bug"
 
 
 def test_the_runtime_decides_whether_a_nan_failure_is_a_bug_of_its_own():

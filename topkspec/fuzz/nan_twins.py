@@ -5,10 +5,13 @@ of its own.
 A runtime that gets a float input wrong whatever it holds fails the valid group and the nan
 group alike: one bug, one report. A runtime whose int16 wraps and whose NaN order is wrong has
 two bugs of one kind, and the second must not be passed over as the first's twin. The runtime
-is asked: the failing call again, with each NaN set to 0. Answered rightly, the NaN is what
-broke it, so the failure is a bug of its own. Answered wrongly, or not at all (a refusal, a
-crash), it stays its twin's. A relation between calls, whose NaN may be in another call than
-the one it names, stays its twin's as before.
+is asked: the failing call again with its NaN replaced by finite values, four ways (0, the
+type's largest and lowest finite values, values drawn from a normal distribution, seeded by
+the input). Answered rightly every way, the NaN is what broke it: a bug of its own. Answered
+wrongly any way, or not at all (a refusal, a crash), it stays its twin's: one way alone would
+split a bug whose reduced case happens to come out right once its NaN is 0 (values read from
+the next sequence, where both hold 0). A relation between calls, whose NaN may be in another
+call than the one it names, stays its twin's as before.
 """
 from __future__ import annotations
 
@@ -22,26 +25,37 @@ from topkspec.properties.sequences import nan_mask
 from topkspec.spec.contracts import unpromised_rules
 
 
-def without_nan(x) -> np.ndarray:
-    """x with every NaN set to 0, of x's own type."""
-    clean = np.array(x, copy=True)
-    clean[nan_mask(clean)] = 0
-    return clean
+def without_nan(x) -> list:
+    """x with its NaN replaced, each way the module text names, of x's own type."""
+    import ml_dtypes  # its finfo knows numpy's float types and its own (bfloat16)
+
+    mask = nan_mask(x)
+    largest = float(ml_dtypes.finfo(np.asarray(x).dtype).max)
+    rng = np.random.default_rng(int(mask.sum()) + x.size)
+    fills = (0.0, largest, -largest, rng.standard_normal(int(mask.sum())))
+    variants = []
+    for fill in fills:
+        clean = np.array(x, copy=True)
+        clean[mask] = fill
+        variants.append(clean)
+    return variants
 
 
 def right_without_nan(target, contract, case, x) -> bool:
-    """Whether `target` answers `x`, its NaN set to 0, as every result rule `contract` promises
-    wants; False where it refuses, crashes or its adapter breaks."""
+    """Whether `target` answers `x` with its NaN replaced, every way, as every result rule
+    `contract` promises wants; False where it refuses, crashes or its adapter breaks."""
     from topkspec.fuzz.results import filed_rule
 
-    clean = without_nan(x)
-    try:
-        values, indices = as_returned(contract, case, clean, *target.run(case, clean))
-        values = judged_values(contract, case, clean, values, indices)
-    except Exception:  # noqa: BLE001 -- no answer: nothing tells the two bugs apart
-        return False
     unpromised = unpromised_rules(contract)
-    return not any(filed_rule(v) not in unpromised for v in result_violations(case, clean, values, indices))
+    for clean in without_nan(x):
+        try:
+            values, indices = as_returned(contract, case, clean, *target.run(case, clean))
+            values = judged_values(contract, case, clean, values, indices)
+        except Exception:  # noqa: BLE001 -- no answer: nothing tells the two bugs apart
+            return False
+        if any(filed_rule(v) not in unpromised for v in result_violations(case, clean, values, indices)):
+            return False
+    return True
 
 
 def own_nan_bug(target, contract, rule: str, call) -> bool:
