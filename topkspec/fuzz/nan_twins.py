@@ -25,7 +25,7 @@ from topkspec.properties.sequences import nan_mask
 from topkspec.spec.contracts import unpromised_rules
 
 
-def without_nan(x) -> list:
+def nan_free_variants(x) -> list:
     """x with its NaN replaced, each way the module text names, of x's own type."""
     import ml_dtypes  # its finfo knows numpy's float types and its own (bfloat16)
 
@@ -47,7 +47,7 @@ def right_without_nan(target, contract, case, x) -> bool:
     from topkspec.fuzz.results import filed_rule
 
     unpromised = unpromised_rules(contract)
-    for clean in without_nan(x):
+    for clean in nan_free_variants(x):
         try:
             values, indices = as_returned(contract, case, clean, *target.run(case, clean))
             values = judged_values(contract, case, clean, values, indices)
