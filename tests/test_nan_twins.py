@@ -8,7 +8,7 @@ import numpy as np
 
 import planted_by_bug
 from topkspec.fuzz import RunConfig, format_summary, run_fuzz
-from topkspec.fuzz.nan_twins import own_nan_bug, right_without_nan, nan_free_variants
+from topkspec.fuzz.nan_twins import nan_free_variants, own_nan_bug, right_without_nan
 from topkspec.fuzz.results import RunResult, group_failures, nan_free_key
 from topkspec.spec import Case
 from topkspec.targets.base import CallableTarget
