@@ -81,7 +81,10 @@ def test_the_form_finds_a_planted_bug_and_holds_on_the_reference():
 def test_the_form_checks_every_example_it_is_given():
     # HypoFuzz comes back to a test for as long as it runs: the form has no share of a budget
     # to stop checking at, as the pytest suite's tests have
-    script = ("import topkspec.hypofuzz_suite as form\n"
+    script = ("from hypothesis import settings\n"  # the session starts in the first example: no deadline
+              "settings.register_profile('slow-start', deadline=None, database=None)\n"
+              "settings.load_profile('slow-start')\n"
+              "import topkspec.hypofuzz_suite as form\n"
               "for _ in range(8):\n"
               "    form.test_valid()\n"
               "session = form.campaign_session()\n"
