@@ -229,7 +229,7 @@ class TopKSession:
         if (group, shard) in self.started:
             drawn = data.draw(strategy, label=group)
             if self.at_share == "end":
-                end_if_checked(ctx, self.result, group)  # after a whole draw: see fuzz.suite_share
+                end_if_checked(ctx)  # after a whole draw: see fuzz.suite_share
             return example(drawn)
         # The test's first example is checked whole (a failure saved in the database replays
         # there, however small the share); its share counts from the group's cases before it,

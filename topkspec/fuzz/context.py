@@ -93,6 +93,10 @@ class GroupContext:
         made its own: a self-consistency failure is its own calls (0 for any other)."""
         return self.found_from.get(id(violation), 0)
 
+    def share_checked(self) -> bool:
+        """Whether the search checked its share of cases (case_limit) and found nothing."""
+        return self.case_limit is not None and self.result.examples[self.group] >= self.case_limit and not self.failures
+
     def end_example(self) -> None:
         """Count the rules the example kept, each once, unless it also broke them."""
         broken = {filed_rule(violation) for violation in self.found}

@@ -76,7 +76,7 @@ def group_example(target, result, group, body, *, progress=None, strict_doc=Fals
                 for item in in_order(ctx, cases):
                     if ctx.stopped():
                         break  # enough crashing/hanging replays: keep the smallest one seen
-                    if ctx.case_limit is not None and result.examples[group] >= ctx.case_limit and not ctx.failures:
+                    if ctx.share_checked():
                         break  # the search's share is spent (a search that found a failure shrinks it whole)
                     try:
                         run_case(item, call_number(ctx, *item) if ctx.prefetched else None)

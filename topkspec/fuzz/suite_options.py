@@ -29,13 +29,10 @@ class SuiteOptions:
 
     @classmethod
     def from_pytest(cls, getoption) -> "SuiteOptions":
-        """The options of a pytest run's --topk-* options (`getoption`: its config's)."""
-        names = {"target": "--topk-target", "spec": "--topk-spec", "timeout": "--topk-timeout",
-                 "report_dir": "--topk-report-dir", "strict_doc": "--topk-strict-doc", "known": "--topk-known",
-                 "report_known": "--topk-report-known", "documents_only": "--topk-documents-only",
-                 "max_axis_size": "--topk-max-axis-size", "max_elements": "--topk-max-elements",
-                 "contract": "--topk-contract", "nan_order": "--topk-nan-order", "fail_on": "--topk-fail-on"}
-        options = {field: getoption(option) for field, option in names.items()}
+        """The options of a pytest run's --topk-* options, each named after its field
+        (`getoption`: its config's)."""
+        options = {f.name: getoption("--topk-" + f.name.replace("_", "-"))
+                   for f in fields(cls) if f.name != "at_share"}
         options["target"] = options["target"] or "onnxruntime"
         return cls(**options, at_share="draw" if getoption("hypothesis_show_statistics", False) else "end")
 

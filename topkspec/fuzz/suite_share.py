@@ -12,11 +12,11 @@ class ShareChecked(pytest.skip.Exception):
     lets through a search; pytest_runtest_makereport turns the test's report into a pass."""
 
 
-def end_if_checked(ctx, result, group: str) -> None:
-    """Raise ShareChecked where the test's share of `group`'s cases is checked and it found no
-    failure (one it found is shrunk on every example Hypothesis asks for)."""
-    if ctx.case_limit is not None and result.examples[group] >= ctx.case_limit and not ctx.failures:
-        raise ShareChecked(f"topkspec: {group}: its share of the budget is checked")
+def end_if_checked(ctx) -> None:
+    """Raise ShareChecked where the test's search checked its share and found no failure (one
+    it found is shrunk on every example Hypothesis asks for)."""
+    if ctx.share_checked():
+        raise ShareChecked(f"topkspec: {ctx.group}: its share of the budget is checked")
 
 
 def passed_at_share(report, call) -> None:
